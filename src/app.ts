@@ -1,0 +1,21 @@
+import { Hono } from "hono";
+import { requestId } from "hono/request-id";
+import type { AppEnv } from "./env";
+import { closeDatabaseAfterResponse } from "./lib/database";
+import { handleError, handleNotFound } from "./lib/errors";
+import { corsForBrowserApps, readOnlyMethods } from "./lib/http";
+import { health } from "./routes/health";
+import { insights } from "./routes/insights";
+import { reference } from "./routes/reference";
+
+/** The whole service: shared middleware, then the route groups. */
+export function createApp(): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  app.onError(handleError);
+  app.notFound(handleNotFound);
+  app.use(requestId(), readOnlyMethods, corsForBrowserApps, closeDatabaseAfterResponse);
+  app.route("/", health);
+  app.route("/insights", insights);
+  app.route("/", reference(app));
+  return app;
+}

@@ -1,0 +1,47 @@
+import { neonConfig, Pool } from "@neondatabase/serverless";
+import { drizzle } from "drizzle-orm/neon-serverless";
+import * as schema from "./schema";
+
+export type Database = ReturnType<typeof drizzle<typeof schema>>;
+
+export interface DatabaseConfig {
+  DATABASE_URL: string;
+  /** Local development and tests only: a relay standing in for Neon's WebSocket proxy. */
+  NEON_WS_PROXY?: string;
+}
+
+export interface DatabaseHandle {
+  db: Database;
+  /** Ends the pool; call it through `waitUntil` once the response no longer needs the database. */
+  close(): Promise<void>;
+}
+
+function configureDriver(proxy: string | undefined): void {
+  if (!proxy) return;
+  neonConfig.wsProxy = (host, port) => `${proxy}/v1?address=${host}:${port}`;
+  neonConfig.useSecureWebSocket = false;
+  neonConfig.pipelineTLS = false;
+  // The pipelined startup breaks SCRAM and trust logins against a plain Postgres.
+  neonConfig.pipelineConnect = false;
+}
+
+/**
+ * A pool per request: Workers cannot share sockets between requests, so a module-level pool
+ * would fail on the second request.
+ */
+export function openDatabase(config: DatabaseConfig): DatabaseHandle {
+  configureDriver(config.NEON_WS_PROXY);
+  const pool = new Pool({ connectionString: config.DATABASE_URL, max: 4 });
+  // Socket teardown after the response can emit errors nobody awaits; they are not failures.
+  pool.on("error", () => {});
+  const db = drizzle({ client: pool, schema });
+  let closed = false;
+  return {
+    db,
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      await pool.end().catch(() => {});
+    },
+  };
+}

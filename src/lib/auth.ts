@@ -1,0 +1,127 @@
+import type { Context, MiddlewareHandler } from "hono";
+import type { AppEnv } from "../env";
+import { type ClientRecord, findClient, findProject } from "../queries/access";
+import { useDatabase } from "./database";
+import { ApiError } from "./errors";
+import { sha256Hex, verifySecret } from "./secrets";
+
+export interface AuthenticatedClient {
+  id: string;
+  type: "read" | "root";
+  organizationId: string;
+  /** The one project a `read` client may read; null for `root` clients (whole organization). */
+  projectId: string | null;
+}
+
+export interface ReadableProject {
+  id: string;
+  organizationId: string;
+  /** IANA zone the project reports in (UTC when the project has none). */
+  timezone: string;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+// One answer for every credential failure, so callers cannot probe which client ids exist.
+const unauthenticated = () =>
+  new ApiError({
+    code: "UNAUTHENTICATED",
+    detail:
+      "Missing or invalid credentials. Send openpanel-client-id and openpanel-client-secret, or HTTP Basic auth.",
+    headers: { "WWW-Authenticate": 'Basic realm="analytics", charset="UTF-8"' },
+  });
+
+interface Credentials {
+  id: string;
+  secret: string;
+}
+
+export function readCredentials(headers: Headers): Credentials | undefined {
+  const id = headers.get("openpanel-client-id");
+  const secret = headers.get("openpanel-client-secret");
+  if (id !== null || secret !== null) {
+    return id && secret ? { id: id.trim(), secret } : undefined;
+  }
+  const authorization = headers.get("authorization");
+  const match = authorization?.match(/^Basic\s+([A-Za-z0-9+/=]+)\s*$/i);
+  if (!match?.[1]) return undefined;
+  let decoded: string;
+  try {
+    decoded = atob(match[1]);
+  } catch {
+    return undefined;
+  }
+  const separator = decoded.indexOf(":");
+  if (separator <= 0) return undefined;
+  return { id: decoded.slice(0, separator), secret: decoded.slice(separator + 1) };
+}
+
+/**
+ * Verified credentials, kept briefly in isolate memory so a burst of requests verifies once.
+ * Keyed by a hash of id and secret, never by the secret itself; a rotated or deleted client
+ * stops working within the TTL.
+ */
+const VERIFICATION_TTL_MS = 30_000;
+const VERIFICATION_CACHE_SIZE = 1_000;
+const verifiedClients = new Map<string, { client: ClientRecord; expiresAt: number }>();
+
+function rememberVerification(key: string, client: ClientRecord): void {
+  if (verifiedClients.size >= VERIFICATION_CACHE_SIZE) {
+    const oldest = verifiedClients.keys().next().value;
+    if (oldest !== undefined) verifiedClients.delete(oldest);
+  }
+  verifiedClients.set(key, { client, expiresAt: Date.now() + VERIFICATION_TTL_MS });
+}
+
+async function verifyCredentials(c: Context<AppEnv>, credentials: Credentials): Promise<ClientRecord> {
+  const key = await sha256Hex(`${credentials.id}\n${credentials.secret}`);
+  const cached = verifiedClients.get(key);
+  if (cached && cached.expiresAt > Date.now()) return cached.client;
+  verifiedClients.delete(key);
+
+  const client = await findClient(useDatabase(c), credentials.id.toLowerCase());
+  if (!client || !(await verifySecret(credentials.secret, client.secretHash))) throw unauthenticated();
+  rememberVerification(key, client);
+  return client;
+}
+
+/** Authenticates the caller (contract section 1) and refuses `write` clients. */
+export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const credentials = readCredentials(c.req.raw.headers);
+  if (!credentials || !UUID.test(credentials.id)) throw unauthenticated();
+  const client = await verifyCredentials(c, credentials);
+  if (client.type === "write") {
+    throw new ApiError({
+      code: "CLIENT_TYPE_FORBIDDEN",
+      detail: "Write clients cannot read data. Use a read or root client.",
+    });
+  }
+  c.set("client", {
+    id: client.id,
+    type: client.type,
+    organizationId: client.organizationId,
+    projectId: client.projectId,
+  });
+  await next();
+};
+
+/**
+ * Loads a project the authenticated client may read. A missing project and one the client may
+ * not read get the same 404, so project ids cannot be probed either.
+ */
+export async function authorizeProject(c: Context<AppEnv>, projectId: string): Promise<ReadableProject> {
+  const client = c.get("client");
+  const notFound = new ApiError({
+    code: "PROJECT_NOT_FOUND",
+    detail: `Project "${projectId}" was not found.`,
+  });
+  if (client.type === "read" && client.projectId !== projectId) throw notFound;
+  const project = await findProject(useDatabase(c), projectId);
+  if (!project || project.organizationId !== client.organizationId) throw notFound;
+  const readable = {
+    id: project.id,
+    organizationId: project.organizationId,
+    timezone: project.timezone ?? "UTC",
+  };
+  c.set("project", readable);
+  return readable;
+}

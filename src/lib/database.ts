@@ -1,0 +1,26 @@
+import type { Context, MiddlewareHandler } from "hono";
+import { type Database, openDatabase } from "../db/client";
+import type { AppEnv } from "../env";
+
+/**
+ * The request's database, opened on first use so requests that never reach it (401s answered
+ * from the verification cache, 404s, /openapi.json) open no connection.
+ */
+export function useDatabase(c: Context<AppEnv>): Database {
+  let handle = c.get("database");
+  if (!handle) {
+    handle = openDatabase(c.env);
+    c.set("database", handle);
+  }
+  return handle.db;
+}
+
+/** Ends the request's pool after the response is sent, without delaying it. */
+export const closeDatabaseAfterResponse: MiddlewareHandler<AppEnv> = async (c, next) => {
+  try {
+    await next();
+  } finally {
+    const handle = c.get("database");
+    if (handle) c.executionCtx.waitUntil(handle.close());
+  }
+};

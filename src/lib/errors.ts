@@ -1,0 +1,148 @@
+import type { Context, ErrorHandler, NotFoundHandler } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import type { AppEnv } from "../env";
+
+/** Every error code the API answers with, and its status and title (contract section 8). */
+export const ERROR_CODES = {
+  VALIDATION_FAILED: { status: 400, title: "Validation failed" },
+  UNAUTHENTICATED: { status: 401, title: "Unauthenticated" },
+  CLIENT_TYPE_FORBIDDEN: { status: 403, title: "Client type forbidden" },
+  PROJECT_NOT_FOUND: { status: 404, title: "Project not found" },
+  NOT_FOUND: { status: 404, title: "Not found" },
+  METHOD_NOT_ALLOWED: { status: 405, title: "Method not allowed" },
+  RATE_LIMITED: { status: 429, title: "Rate limited" },
+  INTERNAL: { status: 500, title: "Internal error" },
+  DATABASE_UNAVAILABLE: { status: 503, title: "Database unavailable" },
+  QUERY_TIMEOUT: { status: 503, title: "Query timeout" },
+} as const satisfies Record<string, { status: ContentfulStatusCode; title: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export interface FieldError {
+  /** Slash-separated pointer into the request, e.g. `limit` or `filters/2/operator`. */
+  path: string;
+  message: string;
+}
+
+export interface ApiErrorInit {
+  code: ErrorCode;
+  detail: string;
+  errors?: FieldError[];
+  headers?: Record<string, string>;
+  cause?: unknown;
+}
+
+/** The one error type of the service; `handleError` renders it as problem+json. */
+export class ApiError extends Error {
+  readonly code: ErrorCode;
+  readonly status: ContentfulStatusCode;
+  readonly errors: FieldError[];
+  readonly headers: Record<string, string>;
+
+  constructor(init: ApiErrorInit) {
+    super(init.detail, { cause: init.cause });
+    this.name = "ApiError";
+    this.code = init.code;
+    this.status = ERROR_CODES[init.code].status;
+    this.errors = init.errors ?? [];
+    this.headers = init.headers ?? {};
+  }
+
+  /** A 400 for one bad parameter. */
+  static invalid(path: string, message: string): ApiError {
+    return new ApiError({ code: "VALIDATION_FAILED", detail: message, errors: [{ path, message }] });
+  }
+}
+
+export interface ProblemDocument {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: ErrorCode;
+  requestId: string;
+  errors: FieldError[];
+  /** OpenPanel clients read `error` and `message`. */
+  error: string;
+  message: string;
+}
+
+export function problemDocument(error: ApiError, requestId: string): ProblemDocument {
+  const { title } = ERROR_CODES[error.code];
+  return {
+    type: `/docs#error-${error.code.toLowerCase()}`,
+    title,
+    status: error.status,
+    detail: error.message,
+    code: error.code,
+    requestId,
+    errors: error.errors,
+    error: title,
+    message: error.message,
+  };
+}
+
+export function renderProblem(c: Context<AppEnv>, error: ApiError): Response {
+  const body = problemDocument(error, c.get("requestId") ?? "");
+  return c.body(JSON.stringify(body), error.status, {
+    ...error.headers,
+    "Content-Type": "application/problem+json",
+    "Cache-Control": "no-store",
+  });
+}
+
+const UNAVAILABLE_SQLSTATES = new Set(["57P01", "57P02", "57P03", "53300", "53400"]);
+
+/**
+ * Maps a database driver failure to the error the caller should see. Only codes and message
+ * shapes are inspected; nothing of the original message reaches the response.
+ */
+export function classifyDatabaseError(error: unknown): ApiError | undefined {
+  if (typeof error !== "object" || error === null) return undefined;
+  const code = "code" in error && typeof error.code === "string" ? error.code : "";
+  if (code === "57014") {
+    return new ApiError({
+      code: "QUERY_TIMEOUT",
+      detail: "The query took too long. Narrow the date range or the filters and try again.",
+      headers: { "Retry-After": "5" },
+      cause: error,
+    });
+  }
+  const message = error instanceof Error ? error.message : "";
+  const connectionFailure =
+    code.startsWith("08") ||
+    UNAVAILABLE_SQLSTATES.has(code) ||
+    ["ECONNREFUSED", "ETIMEDOUT", "ENOTFOUND", "ECONNRESET"].includes(code) ||
+    /websocket|connection (terminated|refused|closed)|connect failed|network/i.test(message) ||
+    (typeof Event !== "undefined" && error instanceof Event);
+  if (connectionFailure) {
+    return new ApiError({
+      code: "DATABASE_UNAVAILABLE",
+      detail: "The database is unreachable right now. Try again shortly.",
+      headers: { "Retry-After": "5" },
+      cause: error,
+    });
+  }
+  return undefined;
+}
+
+export const handleError: ErrorHandler<AppEnv> = (error, c) => {
+  if (error instanceof ApiError) return renderProblem(c, error);
+  const mapped = classifyDatabaseError(error) ?? classifyDatabaseError((error as { cause?: unknown }).cause);
+  if (mapped) return renderProblem(c, mapped);
+  // The log keeps the detail for operators; the response never shows SQL, stacks or URLs.
+  console.error(`[${c.get("requestId")}] unhandled error`, error);
+  return renderProblem(
+    c,
+    new ApiError({
+      code: "INTERNAL",
+      detail: "Something went wrong on our side. The request id identifies it.",
+    }),
+  );
+};
+
+export const handleNotFound: NotFoundHandler<AppEnv> = (c) =>
+  renderProblem(
+    c,
+    new ApiError({ code: "NOT_FOUND", detail: `No endpoint at ${new URL(c.req.url).pathname}.` }),
+  );

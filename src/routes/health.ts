@@ -1,0 +1,38 @@
+import { Hono } from "hono";
+import { describeRoute } from "hono-openapi";
+import * as v from "valibot";
+import type { AppEnv } from "../env";
+import { useDatabase } from "../lib/database";
+import { classifyDatabaseError } from "../lib/errors";
+import { jsonContent } from "../lib/openapi";
+import { pingDatabase } from "../queries/health";
+
+const HealthSchema = v.object({
+  status: v.picklist(["ok", "degraded"]),
+  database: v.picklist(["ok", "unreachable"]),
+});
+
+export const health = new Hono<AppEnv>().get(
+  "/health",
+  describeRoute({
+    tags: ["Service"],
+    summary: "Service and database health",
+    description: "No authentication. Queries the database; 503 when it cannot be reached.",
+    responses: {
+      200: { description: "Healthy", content: jsonContent(HealthSchema) },
+      503: { description: "The database is unreachable", content: jsonContent(HealthSchema) },
+    },
+  }),
+  async (c) => {
+    c.header("Cache-Control", "no-store");
+    try {
+      await pingDatabase(useDatabase(c));
+      return c.json({ status: "ok", database: "ok" } as const, 200);
+    } catch (error) {
+      if (!classifyDatabaseError(error) && !classifyDatabaseError((error as { cause?: unknown }).cause)) {
+        console.error(`[${c.get("requestId")}] health check failed`, error);
+      }
+      return c.json({ status: "degraded", database: "unreachable" } as const, 503, { "Retry-After": "5" });
+    }
+  },
+);

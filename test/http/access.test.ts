@@ -1,0 +1,111 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { basicAuthHeaders, createTenant, credentialHeaders, type Tenant } from "../support/factories";
+import { call, expectProblem, testDatabase } from "../support/worker/http";
+
+/**
+ * The access matrix of contract section 1, run against every authenticated route.
+ * A new route joins by one line here.
+ */
+const ROUTES: Array<{ name: string; path: (projectId: string) => string }> = [
+  { name: "GET /insights/{projectId}/live", path: (projectId) => `/insights/${projectId}/live` },
+];
+
+const database = testDatabase();
+let tenant: Tenant;
+
+beforeAll(async () => {
+  tenant = await createTenant(database.db);
+});
+afterAll(() => database.close());
+
+describe.each(ROUTES)("$name", (route) => {
+  it("answers a read client of the project", async () => {
+    const response = await call(route.path(tenant.projectId), { headers: credentialHeaders(tenant.read) });
+    expect(response.status).toBe(200);
+  });
+
+  it("accepts HTTP Basic credentials", async () => {
+    const response = await call(route.path(tenant.projectId), { headers: basicAuthHeaders(tenant.read) });
+    expect(response.status).toBe(200);
+  });
+
+  it("answers a root client for any project of its organization", async () => {
+    const own = await call(route.path(tenant.projectId), { headers: credentialHeaders(tenant.root) });
+    const sibling = await call(route.path(tenant.siblingProjectId), {
+      headers: credentialHeaders(tenant.root),
+    });
+    expect([own.status, sibling.status]).toEqual([200, 200]);
+  });
+
+  it("refuses a request without credentials", async () => {
+    expectProblem(await call(route.path(tenant.projectId)), 401, "UNAUTHENTICATED");
+  });
+
+  it("gives one answer for a wrong secret, a malformed id, an unknown id and half credentials", async () => {
+    const attempts: Array<Record<string, string>> = [
+      { ...credentialHeaders(tenant.read), "openpanel-client-secret": "wrong" },
+      { ...credentialHeaders(tenant.read), "openpanel-client-id": "not-a-uuid" },
+      { ...credentialHeaders(tenant.read), "openpanel-client-id": crypto.randomUUID() },
+      { "openpanel-client-id": tenant.read.id },
+      { Authorization: "Basic !!!" },
+      { Authorization: `Basic ${btoa(`${tenant.read.id}:wrong`)}` },
+      { Authorization: `Bearer ${tenant.read.secret}` },
+    ];
+    const details = new Set<string>();
+    for (const headers of attempts) {
+      const response = await call(route.path(tenant.projectId), { headers });
+      expectProblem(response, 401, "UNAUTHENTICATED");
+      details.add((response.body as { detail: string }).detail);
+    }
+    expect(details.size).toBe(1);
+  });
+
+  it("forbids write clients", async () => {
+    const response = await call(route.path(tenant.projectId), { headers: credentialHeaders(tenant.write) });
+    expectProblem(response, 403, "CLIENT_TYPE_FORBIDDEN");
+  });
+
+  it("hides other projects of the organization from a read client", async () => {
+    const response = await call(route.path(tenant.siblingProjectId), {
+      headers: credentialHeaders(tenant.read),
+    });
+    expectProblem(response, 404, "PROJECT_NOT_FOUND");
+  });
+
+  it("hides other organizations' projects from read and root clients alike", async () => {
+    const byRead = await call(route.path(tenant.otherProjectId), { headers: credentialHeaders(tenant.read) });
+    const byRoot = await call(route.path(tenant.otherProjectId), { headers: credentialHeaders(tenant.root) });
+    const reverse = await call(route.path(tenant.projectId), {
+      headers: credentialHeaders(tenant.otherRoot),
+    });
+    expectProblem(byRead, 404, "PROJECT_NOT_FOUND");
+    expectProblem(byRoot, 404, "PROJECT_NOT_FOUND");
+    expectProblem(reverse, 404, "PROJECT_NOT_FOUND");
+  });
+
+  it("answers a missing project exactly like a forbidden one", async () => {
+    const missing = await call(route.path("no-such-project"), { headers: credentialHeaders(tenant.root) });
+    const forbidden = await call(route.path(tenant.otherProjectId), {
+      headers: credentialHeaders(tenant.root),
+    });
+    expectProblem(missing, 404, "PROJECT_NOT_FOUND");
+    expect((missing.body as { title: string }).title).toBe((forbidden.body as { title: string }).title);
+  });
+
+  it("is read-only: other methods get 405 with Allow before authentication", async () => {
+    for (const method of ["POST", "PUT", "PATCH", "DELETE"]) {
+      const response = await call(route.path(tenant.projectId), { method });
+      expectProblem(response, 405, "METHOD_NOT_ALLOWED");
+      expect(response.headers.get("allow")).toBe("GET, HEAD");
+    }
+  });
+
+  it("answers HEAD like GET without a body", async () => {
+    const response = await call(route.path(tenant.projectId), {
+      method: "HEAD",
+      headers: credentialHeaders(tenant.read),
+    });
+    expect(response.status).toBe(200);
+    expect(response.body).toBe("");
+  });
+});

@@ -1,0 +1,27 @@
+import type { TestProject } from "vitest/node";
+import { migrateDatabase } from "../../scripts/lib/migrate";
+import { startRelay } from "../../scripts/lib/relay";
+import { createScratchDatabase } from "./node/scratch-database";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    databaseUrl: string;
+    relayProxy: string;
+  }
+}
+
+/**
+ * Runs once in Node before both tiers: a fresh database on the machine's Postgres (the embedded
+ * one when none is reachable), migrated, plus the relay the Neon driver needs to reach it.
+ */
+export async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const database = await createScratchDatabase("api_test");
+  await migrateDatabase(database.url);
+  const relay = await startRelay();
+  project.provide("databaseUrl", database.url);
+  project.provide("relayProxy", relay.proxy);
+  return async () => {
+    await relay.close();
+    await database.drop();
+  };
+}
