@@ -6,28 +6,26 @@
 -- or in many, gives the same rows). The seed and the Worker's cron trigger call it.
 --
 -- "Since the last run" is tracked by the writing transaction's id (events.ingest_xid) rather than
--- by time or a sequence: rows of transactions that are still open when a run starts are left for
--- the next run, so out-of-order commits are never missed.
+-- by time or a sequence, so out-of-order commits are never missed: a run folds in every visible
+-- row at or above the watermark, then moves the watermark to the oldest transaction that was
+-- still open when it started. Rows it could not see yet all lie above that point; rows it saw
+-- above it are folded in again next time, which is harmless because a run is idempotent.
 CREATE OR REPLACE FUNCTION refresh_derived() RETURNS integer
 LANGUAGE plpgsql AS $fn$
 DECLARE
   from_xid bigint;
-  to_xid bigint;
+  -- Taken before anything else: every transaction below it had finished when this run began.
+  next_xid bigint := (pg_snapshot_xmin(pg_current_snapshot())::text)::bigint;
   touched integer;
 BEGIN
-  -- One run at a time: a concurrent caller waits here, then finds nothing left to do.
+  -- One run at a time: a concurrent caller waits here, then finds little left to do.
   PERFORM pg_advisory_xact_lock(hashtext('refresh_derived'));
   INSERT INTO derived_state (name) VALUES ('sessions') ON CONFLICT (name) DO NOTHING;
   SELECT processed_xid INTO from_xid FROM derived_state WHERE name = 'sessions';
-  -- Every transaction below the snapshot's xmin has finished, so its rows are final.
-  to_xid := (pg_snapshot_xmin(pg_current_snapshot())::text)::bigint;
-  IF to_xid <= from_xid THEN
-    RETURN 0;
-  END IF;
 
   WITH touched AS (
     SELECT DISTINCT project_id, session_id FROM events
-    WHERE ingest_xid >= from_xid AND ingest_xid < to_xid
+    WHERE ingest_xid >= from_xid
   ),
   ev AS MATERIALIZED (
     SELECT e.* FROM events e JOIN touched t USING (project_id, session_id)
@@ -116,7 +114,8 @@ BEGIN
     os_version = excluded.os_version;
   GET DIAGNOSTICS touched = ROW_COUNT;
 
-  UPDATE derived_state SET processed_xid = to_xid, last_run_at = now() WHERE name = 'sessions';
+  UPDATE derived_state SET processed_xid = greatest(from_xid, next_xid), last_run_at = now()
+  WHERE name = 'sessions';
   RETURN touched;
 END;
 $fn$;

@@ -1,0 +1,185 @@
+import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import worker from "../../src/index";
+import { createTenant, credentialHeaders, type Tenant } from "../support/factories";
+import { call, expectProblem, testDatabase } from "../support/worker/http";
+
+const database = testDatabase();
+let tenant: Tenant;
+
+beforeAll(async () => {
+  tenant = await createTenant(database.db);
+});
+afterAll(() => database.close());
+
+/** Runs the Worker with some bindings replaced, e.g. a database that cannot be reached. */
+async function callWithBindings(path: string, bindings: Partial<Env>, init: RequestInit = {}) {
+  const ctx = createExecutionContext();
+  const response = await worker.fetch(
+    new Request(`http://api.test${path}`, init),
+    { ...env, ...bindings },
+    ctx,
+  );
+  const text = await response.text();
+  await waitOnExecutionContext(ctx);
+  return { status: response.status, headers: response.headers, text };
+}
+
+const UNREACHABLE = "postgres://postgres@127.0.0.1:1/nowhere";
+
+describe("GET /health", () => {
+  it("reports ok after a real database round trip", async () => {
+    const response = await call("/health");
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({ status: "ok", database: "ok" });
+    expect(response.headers.get("cache-control")).toBe("no-store");
+  });
+
+  it("answers 503 with Retry-After when the database is unreachable", async () => {
+    const response = await callWithBindings("/health", { DATABASE_URL: UNREACHABLE });
+    expect(response.status).toBe(503);
+    expect(JSON.parse(response.text)).toEqual({ status: "degraded", database: "unreachable" });
+    expect(response.headers.get("retry-after")).toBe("5");
+  });
+});
+
+describe("database failures", () => {
+  it("turn into 503 DATABASE_UNAVAILABLE without leaking the connection string", async () => {
+    const response = await callWithBindings(
+      `/insights/${tenant.projectId}/live`,
+      { DATABASE_URL: UNREACHABLE },
+      { headers: credentialHeaders({ id: crypto.randomUUID(), secret: "s", type: "read" }) },
+    );
+    expect(response.status).toBe(503);
+    expect(response.headers.get("content-type")).toBe("application/problem+json");
+    expect(response.headers.get("retry-after")).toBe("5");
+    const body = JSON.parse(response.text);
+    expect(body.code).toBe("DATABASE_UNAVAILABLE");
+    expect(response.text).not.toMatch(/postgres:|127\.0\.0\.1|select|at .*\.ts/i);
+  });
+
+  it("other database errors are a bare 500 INTERNAL: no SQL, no stack, no URL", async () => {
+    const url = new URL(env.DATABASE_URL);
+    url.pathname = "/no_such_database_here";
+    const response = await callWithBindings(
+      `/insights/${tenant.projectId}/live`,
+      { DATABASE_URL: url.toString() },
+      { headers: credentialHeaders({ id: crypto.randomUUID(), secret: "s", type: "read" }) },
+    );
+    expect(response.status).toBe(500);
+    const body = JSON.parse(response.text);
+    expect(body.code).toBe("INTERNAL");
+    expect(body.requestId).toBe(response.headers.get("x-request-id"));
+    expect(response.text).not.toMatch(/postgres|no_such_database|select|from "clients"|\.ts:\d+/i);
+  });
+});
+
+describe("request ids", () => {
+  it("are on every response, success or error, and echo a sane incoming id", async () => {
+    const responses = [
+      await call("/health"),
+      await call("/nope"),
+      await call("/openapi.json"),
+      await call(`/insights/${tenant.projectId}/live`),
+      await call("/health", { method: "DELETE" }),
+    ];
+    for (const response of responses) expect(response.headers.get("x-request-id")).toMatch(/^[\w-]{8,}$/);
+    const echoed = await call("/health", { headers: { "X-Request-Id": "trace-123" } });
+    expect(echoed.headers.get("x-request-id")).toBe("trace-123");
+  });
+});
+
+describe("unknown paths and methods", () => {
+  it("404 NOT_FOUND as problem+json", async () => {
+    expectProblem(await call("/no/such/endpoint"), 404, "NOT_FOUND");
+  });
+
+  it("405 with Allow for writes anywhere, 204 for a CORS preflight", async () => {
+    const response = await call("/health", { method: "POST" });
+    expectProblem(response, 405, "METHOD_NOT_ALLOWED");
+    expect(response.headers.get("allow")).toBe("GET, HEAD");
+    const preflight = await call(`/insights/${tenant.projectId}/live`, {
+      method: "OPTIONS",
+      headers: {
+        Origin: "https://app.example",
+        "Access-Control-Request-Method": "GET",
+        "Access-Control-Request-Headers": "openpanel-client-id, openpanel-client-secret",
+      },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get("access-control-allow-origin")).toBe("*");
+    expect(preflight.headers.get("access-control-allow-headers")).toContain("openpanel-client-secret");
+  });
+});
+
+describe("CORS", () => {
+  it("exposes the headers browser apps need", async () => {
+    const response = await call(`/insights/${tenant.projectId}/live`, {
+      headers: { Origin: "https://app.example", ...credentialHeaders(tenant.read) },
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("access-control-allow-origin")).toBe("*");
+    const exposed = (response.headers.get("access-control-expose-headers") ?? "").split(/,\s*/);
+    for (const header of [
+      "Link",
+      "X-Next-Cursor",
+      "X-Request-Id",
+      "ETag",
+      "Cache-Status",
+      "RateLimit-Remaining",
+    ]) {
+      expect(exposed).toContain(header);
+    }
+  });
+
+  it("only allows the configured origins when CORS_ORIGINS is a list", async () => {
+    const bindings = { CORS_ORIGINS: "https://a.example, https://b.example" };
+    const allowed = await callWithBindings("/health", bindings, { headers: { Origin: "https://b.example" } });
+    const refused = await callWithBindings("/health", bindings, {
+      headers: { Origin: "https://evil.example" },
+    });
+    expect(allowed.headers.get("access-control-allow-origin")).toBe("https://b.example");
+    expect(refused.headers.get("access-control-allow-origin")).toBeNull();
+  });
+});
+
+describe("GET /openapi.json and /docs", () => {
+  it("documents every route with its parameters, security and problem responses", async () => {
+    const response = await call<{
+      openapi: string;
+      paths: Record<string, { get: { parameters?: Array<{ name: string; in: string }>; responses: object } }>;
+      components: { schemas: Record<string, unknown>; securitySchemes: Record<string, unknown> };
+    }>("/openapi.json");
+    expect(response.status).toBe(200);
+    const document = response.body;
+    expect(document.openapi).toBe("3.1.0");
+    expect(Object.keys(document.paths).sort()).toEqual(["/health", "/insights/{projectId}/live"]);
+    const live = document.paths["/insights/{projectId}/live"]?.get;
+    expect(live?.parameters?.map((p) => `${p.in}:${p.name}`).sort()).toEqual([
+      "path:projectId",
+      "query:minutes",
+    ]);
+    expect(Object.keys(live?.responses ?? {}).sort()).toEqual([
+      "200",
+      "400",
+      "401",
+      "403",
+      "404",
+      "429",
+      "503",
+    ]);
+    expect(document.components.schemas).toHaveProperty("Problem");
+    expect(Object.keys(document.components.securitySchemes).sort()).toEqual([
+      "basic",
+      "clientId",
+      "clientSecret",
+    ]);
+  });
+
+  it("serves the interactive reference", async () => {
+    const response = await call<string>("/docs");
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toContain("text/html");
+    expect(response.body).toContain("/openapi.json");
+  });
+});

@@ -1,0 +1,199 @@
+import { asc, eq, sql } from "drizzle-orm";
+import { afterAll, describe, expect, it } from "vitest";
+import { sessions } from "../../src/db/schema";
+import { refreshDerived } from "../../src/queries/derived";
+import { type EventInput, insertEvents, uniqueId } from "../support/factories";
+import { rawConnection, testDatabase } from "../support/node/database";
+
+const database = testDatabase();
+afterAll(() => database.close());
+
+const T0 = Date.UTC(2026, 2, 1, 12, 0, 0);
+const at = (minutes: number) => new Date(T0 + minutes * 60_000);
+
+/** A small but varied set of sessions: bounces, custom events, revenue, entry/exit pages. */
+function sampleEvents(projectId: string): EventInput[] {
+  const rows: EventInput[] = [];
+  for (let s = 0; s < 12; s++) {
+    const sessionId = `s${s}`;
+    const profileId = s % 3 === 0 ? `user-${s % 5}` : `d${s}`;
+    const base = s * 7;
+    rows.push({
+      projectId,
+      sessionId,
+      profileId,
+      deviceId: `d${s}`,
+      createdAt: at(base),
+      path: `/landing-${s % 4}`,
+      origin: "https://example.com",
+      referrer: s % 2 ? "https://google.com" : null,
+      referrerName: s % 2 ? "Google" : null,
+      referrerType: s % 2 ? "search" : null,
+      utmCampaign: s % 4 === 1 ? "spring" : null,
+      country: ["NO", "SE", "DE"][s % 3],
+      browser: s % 2 ? "Chrome" : "Firefox",
+    });
+    if (s % 3 !== 2) {
+      rows.push({
+        projectId,
+        sessionId,
+        profileId,
+        deviceId: `d${s}`,
+        createdAt: at(base + 1),
+        path: "/pricing",
+      });
+      // Later events carry other attributes: the session must keep its first event's.
+      rows.push({
+        projectId,
+        sessionId,
+        profileId,
+        deviceId: `d${s}`,
+        createdAt: at(base + 3),
+        name: "purchase",
+        path: null,
+        revenue: 1_000 + s,
+        country: "US",
+        browser: "Safari",
+      });
+      rows.push({
+        projectId,
+        sessionId,
+        profileId,
+        deviceId: `d${s}`,
+        createdAt: at(base + 5),
+        path: `/thanks-${s}`,
+      });
+    }
+  }
+  return rows;
+}
+
+async function sessionRows(projectId: string) {
+  const rows = await database.db
+    .select()
+    .from(sessions)
+    .where(eq(sessions.projectId, projectId))
+    .orderBy(asc(sessions.id));
+  return rows.map(({ projectId: _ignored, ...rest }) => rest);
+}
+
+describe("refresh_derived()", () => {
+  it("derives sessions by the contract's definitions", async () => {
+    const projectId = uniqueId("sessions");
+    await insertEvents(database.db, sampleEvents(projectId));
+    const rows = await sessionRows(projectId);
+    expect(rows).toHaveLength(12);
+    const s1 = rows.find((row) => row.id === "s1");
+    expect(s1).toEqual({
+      id: "s1",
+      profileId: "d1",
+      deviceId: "d1",
+      startedAt: at(7),
+      endedAt: at(12),
+      durationMs: 5 * 60_000,
+      eventCount: 4,
+      screenViewCount: 3,
+      isBounce: false,
+      revenue: 1_001,
+      entryPath: "/landing-1",
+      entryOrigin: "https://example.com",
+      exitPath: "/thanks-1",
+      exitOrigin: null,
+      referrer: "https://google.com",
+      referrerName: "Google",
+      referrerType: "search",
+      utmSource: null,
+      utmMedium: null,
+      utmCampaign: "spring",
+      utmTerm: null,
+      utmContent: null,
+      country: "SE",
+      region: null,
+      city: null,
+      device: null,
+      brand: null,
+      model: null,
+      browser: "Chrome",
+      browserVersion: null,
+      os: null,
+      osVersion: null,
+    });
+    const s2 = rows.find((row) => row.id === "s2");
+    expect(s2).toMatchObject({
+      eventCount: 1,
+      screenViewCount: 1,
+      isBounce: true,
+      durationMs: 0,
+      revenue: 0,
+    });
+    expect(s2?.exitPath).toBe("/landing-2");
+  });
+
+  it("gives the same sessions whether events arrive in one batch or in many small ones, in any order", async () => {
+    const together = uniqueId("one-batch");
+    const trickled = uniqueId("trickled");
+    await insertEvents(database.db, sampleEvents(together));
+
+    // Same events for another project, shuffled deterministically and refreshed after every 3.
+    const shuffled = sampleEvents(trickled)
+      .map((row, index) => ({ row, key: (index * 7919) % 31 }))
+      .sort((a, b) => a.key - b.key)
+      .map(({ row }) => row);
+    for (let i = 0; i < shuffled.length; i += 3) await insertEvents(database.db, shuffled.slice(i, i + 3));
+
+    expect(await sessionRows(trickled)).toEqual(await sessionRows(together));
+  });
+
+  it("is idempotent: a run with nothing new changes nothing", async () => {
+    const projectId = uniqueId("idempotent");
+    await insertEvents(database.db, sampleEvents(projectId));
+    const before = await sessionRows(projectId);
+    await refreshDerived(database.db);
+    await database.db.execute(sql`select refresh_derived()`);
+    expect(await sessionRows(projectId)).toEqual(before);
+  });
+
+  it("does not miss events of a transaction that commits after a later one", async () => {
+    const projectId = uniqueId("out-of-order");
+    const slow = await rawConnection();
+    try {
+      await slow.query("BEGIN");
+      await slow.query(
+        `INSERT INTO events (project_id, name, device_id, profile_id, session_id, created_at)
+         VALUES ($1, 'screen_view', 'd-slow', 'd-slow', 'slow', $2)`,
+        [projectId, at(0)],
+      );
+      // A later transaction commits first, and a run happens while the slow one is open.
+      await insertEvents(database.db, [{ projectId, sessionId: "fast", createdAt: at(1) }]);
+      expect((await sessionRows(projectId)).map((row) => row.id)).toEqual(["fast"]);
+
+      await slow.query("COMMIT");
+      await refreshDerived(database.db);
+      expect((await sessionRows(projectId)).map((row) => row.id)).toEqual(["fast", "slow"]);
+    } finally {
+      await slow.end();
+    }
+  });
+
+  it("updates a session that receives more events later", async () => {
+    const projectId = uniqueId("growing");
+    await insertEvents(database.db, [{ projectId, sessionId: "g", createdAt: at(10), path: "/b" }]);
+    expect((await sessionRows(projectId))[0]).toMatchObject({ isBounce: true, entryPath: "/b" });
+    // A late event that happened earlier becomes the session's first event.
+    await insertEvents(database.db, [
+      { projectId, sessionId: "g", createdAt: at(2), path: "/a", country: "NO" },
+      { projectId, sessionId: "g", createdAt: at(12), name: "signup", path: null },
+    ]);
+    expect((await sessionRows(projectId))[0]).toMatchObject({
+      startedAt: at(2),
+      endedAt: at(12),
+      durationMs: 10 * 60_000,
+      eventCount: 3,
+      screenViewCount: 2,
+      isBounce: false,
+      entryPath: "/a",
+      exitPath: "/b",
+      country: "NO",
+    });
+  });
+});
