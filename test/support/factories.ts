@@ -108,8 +108,15 @@ export type EventInput = Partial<typeof events.$inferInsert> & {
   createdAt: Date;
 };
 
-/** Inserts events (defaults: a screen view of `/` by device `d-<session>`), then refreshes sessions. */
-export async function insertEvents(db: Database, rows: EventInput[]): Promise<void> {
+/**
+ * Inserts events (defaults: a screen view of `/` by device `d-<session>`), then refreshes the
+ * derived tables as the cron trigger would, unless `refresh` is false.
+ */
+export async function insertEvents(
+  db: Database,
+  rows: EventInput[],
+  options: { refresh?: boolean } = {},
+): Promise<void> {
   if (rows.length > 0) {
     const values = rows.map((row) => {
       const deviceId = row.deviceId ?? `d-${row.sessionId}`;
@@ -119,7 +126,7 @@ export async function insertEvents(db: Database, rows: EventInput[]): Promise<vo
       await db.insert(events).values(values.slice(i, i + 1_000));
     }
   }
-  await db.execute(sql`select refresh_derived()`);
+  if (options.refresh !== false) await db.execute(sql`select refresh_derived()`);
 }
 
 export function credentialHeaders(client: TestClient): Record<string, string> {
