@@ -46,8 +46,15 @@ export async function startRelay(port = 0): Promise<Relay> {
       if (socket.readyState === socket.OPEN) socket.send(chunk);
     });
     const closeBoth = () => {
+      const neverConnected = tcp.connecting || tcp.bytesWritten === 0;
       tcp.destroy();
-      if (socket.readyState === socket.OPEN || socket.readyState === socket.CONNECTING) socket.close();
+      const closeSocket = () => {
+        if (socket.readyState === socket.OPEN || socket.readyState === socket.CONNECTING) socket.close();
+      };
+      // The driver flushes its first write on a timer; closing at once when the target refuses makes
+      // it write to a closed socket, which surfaces as an uncaught error in the Worker.
+      if (neverConnected) setTimeout(closeSocket, 50);
+      else closeSocket();
     };
     tcp.on("close", closeBoth);
     tcp.on("error", closeBoth);

@@ -161,6 +161,7 @@ describe("GET /openapi.json and /docs", () => {
     ]);
     expect(Object.keys(live?.responses ?? {}).sort()).toEqual([
       "200",
+      "304",
       "400",
       "401",
       "403",

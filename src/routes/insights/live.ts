@@ -2,10 +2,15 @@ import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import * as v from "valibot";
 import type { AppEnv } from "../../env";
+import { cacheKey, readThrough } from "../../lib/cache";
 import { useDatabase } from "../../lib/database";
 import { jsonContent, PROJECT_ROUTE_PROBLEMS, problemResponses } from "../../lib/openapi";
+import { sendJson } from "../../lib/respond";
 import { validate } from "../../lib/validation";
 import { liveVisitors } from "../../queries/live";
+
+/** A live count may be this many seconds old (contract section 9). */
+export const LIVE_FRESH_SECONDS = 10;
 
 const LiveQuery = v.object({
   minutes: v.optional(
@@ -30,16 +35,22 @@ export const live = new Hono<AppEnv>().get(
   describeRoute({
     tags: ["Insights"],
     summary: "Live visitors",
-    description: "Distinct visitors with any event in the last `minutes` minutes (default 5).",
+    description:
+      "Distinct visitors with any event in the last `minutes` minutes (default 5). Cached for 10 s; send `Cache-Control: no-cache` to skip the cache.",
     responses: {
       200: { description: "Visitor count", content: jsonContent(LiveSchema) },
+      304: { description: "Not modified (If-None-Match matched the ETag)" },
       ...problemResponses(...PROJECT_ROUTE_PROBLEMS),
     },
   }),
   validate("query", LiveQuery),
   async (c) => {
     const { minutes } = c.req.valid("query");
-    const visitors = await liveVisitors(useDatabase(c), c.get("project").id, minutes, new Date());
-    return c.json({ visitors });
+    const projectId = c.get("project").id;
+    const key = await cacheKey(projectId, "live", { minutes });
+    const answer = await readThrough(c, key, LIVE_FRESH_SECONDS, async () => ({
+      visitors: await liveVisitors(useDatabase(c), projectId, minutes, new Date()),
+    }));
+    return sendJson(c, answer);
   },
 );

@@ -1,0 +1,37 @@
+import type { Context } from "hono";
+import type { AppEnv } from "../env";
+import { entityTag } from "./cache";
+
+export interface JsonAnswer {
+  body: string;
+  etag?: string;
+  /** Seconds a client may reuse the answer; 0 means revalidate every time. */
+  freshFor?: number;
+  cacheStatus?: string;
+  headers?: Record<string, string>;
+}
+
+function matchesIfNoneMatch(ifNoneMatch: string | undefined, etag: string): boolean {
+  if (!ifNoneMatch) return false;
+  if (ifNoneMatch.trim() === "*") return true;
+  const bare = etag.replace(/^W\//, "");
+  return ifNoneMatch.split(",").some((candidate) => candidate.trim().replace(/^W\//, "") === bare);
+}
+
+/**
+ * Sends a 200 JSON answer with an ETag, or a 304 when the client already holds it
+ * (contract section 9). Every successful JSON response of the API goes through here.
+ */
+export async function sendJson(c: Context<AppEnv>, answer: JsonAnswer): Promise<Response> {
+  const etag = answer.etag ?? (await entityTag(answer.body));
+  const headers: Record<string, string> = {
+    ...answer.headers,
+    ETag: etag,
+    "Cache-Control": `private, max-age=${answer.freshFor ?? 0}`,
+  };
+  if (answer.cacheStatus) headers["Cache-Status"] = answer.cacheStatus;
+  if (matchesIfNoneMatch(c.req.header("if-none-match"), etag)) {
+    return c.body(null, 304, headers);
+  }
+  return c.body(answer.body, 200, { ...headers, "Content-Type": "application/json; charset=utf-8" });
+}

@@ -1,0 +1,97 @@
+import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import worker from "../../src/index";
+import { cacheKey } from "../../src/lib/cache";
+import { createTenant, credentialHeaders, insertEvents, type Tenant } from "../support/factories";
+import { call, testDatabase } from "../support/worker/http";
+
+const database = testDatabase();
+let tenant: Tenant;
+const minutesAgo = (minutes: number) => new Date(Date.now() - minutes * 60_000);
+
+beforeAll(async () => {
+  tenant = await createTenant(database.db);
+  await insertEvents(database.db, [
+    { projectId: tenant.projectId, sessionId: "one", createdAt: minutesAgo(1) },
+  ]);
+});
+afterAll(() => database.close());
+
+const livePath = (minutes: number) => `/insights/${tenant.projectId}/live?minutes=${minutes}`;
+const get = (path: string, headers: Record<string, string> = {}) =>
+  call(path, { headers: { ...credentialHeaders(tenant.read), ...headers } });
+
+describe("KV cache on /live", () => {
+  it("misses, stores, then hits with the same body and ETag", async () => {
+    const first = await get(livePath(7));
+    const second = await get(livePath(7));
+    expect(first.status).toBe(200);
+    expect(first.headers.get("cache-status")).toBe("analytics-kv; fwd=miss; stored");
+    expect(first.headers.get("cache-control")).toBe("private, max-age=10");
+    expect(second.headers.get("cache-status")).toMatch(/^analytics-kv; hit; ttl=(9|10)$/);
+    expect(second.body).toEqual(first.body);
+    expect(second.headers.get("etag")).toBe(first.headers.get("etag"));
+    expect(first.headers.get("etag")).toMatch(/^"[0-9a-f]{32}"$/);
+  });
+
+  it("serves the stored answer while fresh and recomputes once it is older than 10 s", async () => {
+    const path = livePath(8);
+    expect((await get(path)).body).toEqual({ visitors: 1 });
+    await insertEvents(database.db, [
+      { projectId: tenant.projectId, sessionId: "two", createdAt: minutesAgo(1) },
+    ]);
+    // Still fresh: the cached count, not the new one.
+    expect((await get(path)).body).toEqual({ visitors: 1 });
+
+    // Age the stored entry by 11 s; KV itself would keep it for 60 s.
+    const key = await cacheKey(tenant.projectId, "live", { minutes: 8 });
+    const stored = await env.CACHE.get<{ storedAt: number }>(key, "json");
+    expect(stored).not.toBeNull();
+    await env.CACHE.put(key, JSON.stringify({ ...stored, storedAt: Date.now() - 11_000 }));
+
+    const refreshed = await get(path);
+    expect(refreshed.body).toEqual({ visitors: 2 });
+    expect(refreshed.headers.get("cache-status")).toBe("analytics-kv; fwd=stale; stored");
+  });
+
+  it("skips the cache read on Cache-Control: no-cache", async () => {
+    await get(livePath(9));
+    const bypass = await get(livePath(9), { "Cache-Control": "no-cache" });
+    expect(bypass.headers.get("cache-status")).toBe("analytics-kv; fwd=request; stored");
+  });
+
+  it("answers 304 to a matching If-None-Match, keeping ETag and caching headers", async () => {
+    const first = await get(livePath(10));
+    const etag = first.headers.get("etag") ?? "";
+    const notModified = await get(livePath(10), { "If-None-Match": etag });
+    expect(notModified.status).toBe(304);
+    expect(notModified.body).toBe("");
+    expect(notModified.headers.get("etag")).toBe(etag);
+    expect(notModified.headers.get("cache-control")).toMatch(/^private, max-age=\d+$/);
+    expect(notModified.headers.get("x-request-id")).toBeTruthy();
+    const listed = await get(livePath(10), { "If-None-Match": `"other", ${etag}` });
+    expect(listed.status).toBe(304);
+    const stale = await get(livePath(10), { "If-None-Match": '"something-else"' });
+    expect(stale.status).toBe(200);
+  });
+
+  it("answers without the cache when KV throws", async () => {
+    const broken = {
+      get: () => Promise.reject(new Error("KV down")),
+      put: () => Promise.reject(new Error("KV down")),
+    } as unknown as KVNamespace;
+    const ctx = createExecutionContext();
+    const response = await worker.fetch(
+      new Request(`http://api.test${livePath(11)}`, { headers: credentialHeaders(tenant.read) }),
+      { ...env, CACHE: broken },
+      ctx,
+    );
+    const body = await response.json();
+    await waitOnExecutionContext(ctx);
+    expect(response.status).toBe(200);
+    expect(body).toEqual({ visitors: 2 });
+    expect(response.headers.get("cache-status")).toBe(
+      "analytics-kv; fwd=miss; detail=kv-unavailable; stored",
+    );
+  });
+});
