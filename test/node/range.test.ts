@@ -1,0 +1,745 @@
+import { describe, expect, it } from "vitest";
+import { ApiError } from "../../src/lib/errors";
+import {
+  bucketIndex,
+  bucketStarts,
+  countBuckets,
+  type Interval,
+  parseDateBound,
+  RANGE_PRESETS,
+  type RangeInput,
+  type RangePreset,
+  resolveRange,
+} from "../../src/lib/range";
+import {
+  addLocalDays,
+  addLocalMonths,
+  formatInstant,
+  isValidTimeZone,
+  offsetMinutes,
+  startOfLocalWeek,
+  zonedParts,
+  zonedToInstant,
+} from "../../src/lib/timezone";
+
+// Every expected value below was worked out by hand from the 2026 tz rules, never by the code under test.
+
+const NOW = new Date("2026-11-21T10:17:42.123Z"); // a Saturday; Oslo is on CET (+01:00), New York on EST (-05:00)
+const HOUR = 3_600_000;
+const iso = (ms: number) => new Date(ms).toISOString();
+const isoList = (list: number[]) => list.map(iso);
+const at = (text: string) => Date.parse(text);
+
+function resolve(input: Partial<RangeInput>) {
+  return resolveRange({ timezone: "UTC", now: NOW, ...input });
+}
+
+function apiError(run: () => unknown): ApiError {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof ApiError) return error;
+    throw error;
+  }
+  throw new Error("expected an ApiError");
+}
+
+function expectInvalid(run: () => unknown, path: string): ApiError {
+  const error = apiError(run);
+  expect(error.status).toBe(400);
+  expect(error.code).toBe("VALIDATION_FAILED");
+  expect(error.errors.map((e) => e.path)).toEqual([path]);
+  return error;
+}
+
+type PresetCase = [preset: Exclude<RangePreset, "custom">, start: string, end: string];
+
+describe("presets", () => {
+  it("covers every preset of the contract", () => {
+    expect(RANGE_PRESETS).toEqual([
+      "30min",
+      "lastHour",
+      "last24h",
+      "today",
+      "yesterday",
+      "7d",
+      "30d",
+      "3m",
+      "6m",
+      "12m",
+      "monthToDate",
+      "lastMonth",
+      "yearToDate",
+      "lastYear",
+      "custom",
+    ]);
+  });
+
+  const utcCases: PresetCase[] = [
+    ["30min", "2026-11-21T09:47:00.000Z", "2026-11-21T10:18:00.000Z"],
+    ["lastHour", "2026-11-21T09:17:00.000Z", "2026-11-21T10:18:00.000Z"],
+    ["last24h", "2026-11-20T10:17:00.000Z", "2026-11-21T10:18:00.000Z"],
+    ["today", "2026-11-21T00:00:00.000Z", "2026-11-22T00:00:00.000Z"],
+    ["yesterday", "2026-11-20T00:00:00.000Z", "2026-11-21T00:00:00.000Z"],
+    ["7d", "2026-11-14T00:00:00.000Z", "2026-11-22T00:00:00.000Z"],
+    ["30d", "2026-10-22T00:00:00.000Z", "2026-11-22T00:00:00.000Z"],
+    ["3m", "2026-08-01T00:00:00.000Z", "2026-11-22T00:00:00.000Z"],
+    ["6m", "2026-05-01T00:00:00.000Z", "2026-11-22T00:00:00.000Z"],
+    ["12m", "2025-11-01T00:00:00.000Z", "2026-11-22T00:00:00.000Z"],
+    ["monthToDate", "2026-11-01T00:00:00.000Z", "2026-11-22T00:00:00.000Z"],
+    ["lastMonth", "2026-10-01T00:00:00.000Z", "2026-11-01T00:00:00.000Z"],
+    ["yearToDate", "2026-01-01T00:00:00.000Z", "2026-11-22T00:00:00.000Z"],
+    ["lastYear", "2025-01-01T00:00:00.000Z", "2026-01-01T00:00:00.000Z"],
+  ];
+
+  it.each(utcCases)("%s in UTC", (range, start, end) => {
+    const resolved = resolve({ range });
+    expect(iso(resolved.window.start)).toBe(start);
+    expect(iso(resolved.window.end)).toBe(end);
+    expect(resolved.meta.timezone).toBe("UTC");
+    expect(resolved.meta.startDate).toBe(start.replace(".000Z", "Z"));
+    expect(resolved.meta.endDate).toBe(new Date(at(end) - 1).toISOString());
+  });
+
+  // [preset, meta.startDate, meta.endDate]: Oslo is +02:00 until 2026-10-25 and +01:00 after.
+  const osloCases: PresetCase[] = [
+    ["30min", "2026-11-21T10:47:00+01:00", "2026-11-21T11:17:59.999+01:00"],
+    ["lastHour", "2026-11-21T10:17:00+01:00", "2026-11-21T11:17:59.999+01:00"],
+    ["last24h", "2026-11-20T11:17:00+01:00", "2026-11-21T11:17:59.999+01:00"],
+    ["today", "2026-11-21T00:00:00+01:00", "2026-11-21T23:59:59.999+01:00"],
+    ["yesterday", "2026-11-20T00:00:00+01:00", "2026-11-20T23:59:59.999+01:00"],
+    ["7d", "2026-11-14T00:00:00+01:00", "2026-11-21T23:59:59.999+01:00"],
+    ["30d", "2026-10-22T00:00:00+02:00", "2026-11-21T23:59:59.999+01:00"],
+    ["3m", "2026-08-01T00:00:00+02:00", "2026-11-21T23:59:59.999+01:00"],
+    ["6m", "2026-05-01T00:00:00+02:00", "2026-11-21T23:59:59.999+01:00"],
+    ["12m", "2025-11-01T00:00:00+01:00", "2026-11-21T23:59:59.999+01:00"],
+    ["monthToDate", "2026-11-01T00:00:00+01:00", "2026-11-21T23:59:59.999+01:00"],
+    ["lastMonth", "2026-10-01T00:00:00+02:00", "2026-10-31T23:59:59.999+01:00"],
+    ["yearToDate", "2026-01-01T00:00:00+01:00", "2026-11-21T23:59:59.999+01:00"],
+    ["lastYear", "2025-01-01T00:00:00+01:00", "2025-12-31T23:59:59.999+01:00"],
+  ];
+
+  it.each(osloCases)("%s in Europe/Oslo", (range, startDate, endDate) => {
+    const resolved = resolve({ range, timezone: "Europe/Oslo" });
+    expect(resolved.meta).toEqual({ startDate, endDate, timezone: "Europe/Oslo", interval: "day" });
+    // The meta strings are the window: the start exactly, the end as its last millisecond.
+    expect(resolved.window.start).toBe(at(startDate));
+    expect(resolved.window.end).toBe(at(endDate) + 1);
+  });
+
+  // New York is on EDT (-04:00) until 2026-11-01 02:00 and on EST (-05:00) after; 2025-11-01 was still EDT.
+  const newYorkCases: PresetCase[] = [
+    ["30min", "2026-11-21T04:47:00-05:00", "2026-11-21T05:17:59.999-05:00"],
+    ["lastHour", "2026-11-21T04:17:00-05:00", "2026-11-21T05:17:59.999-05:00"],
+    ["last24h", "2026-11-20T05:17:00-05:00", "2026-11-21T05:17:59.999-05:00"],
+    ["today", "2026-11-21T00:00:00-05:00", "2026-11-21T23:59:59.999-05:00"],
+    ["yesterday", "2026-11-20T00:00:00-05:00", "2026-11-20T23:59:59.999-05:00"],
+    ["7d", "2026-11-14T00:00:00-05:00", "2026-11-21T23:59:59.999-05:00"],
+    ["30d", "2026-10-22T00:00:00-04:00", "2026-11-21T23:59:59.999-05:00"],
+    ["3m", "2026-08-01T00:00:00-04:00", "2026-11-21T23:59:59.999-05:00"],
+    ["6m", "2026-05-01T00:00:00-04:00", "2026-11-21T23:59:59.999-05:00"],
+    ["12m", "2025-11-01T00:00:00-04:00", "2026-11-21T23:59:59.999-05:00"],
+    ["monthToDate", "2026-11-01T00:00:00-04:00", "2026-11-21T23:59:59.999-05:00"],
+    ["lastMonth", "2026-10-01T00:00:00-04:00", "2026-10-31T23:59:59.999-04:00"],
+    ["yearToDate", "2026-01-01T00:00:00-05:00", "2026-11-21T23:59:59.999-05:00"],
+    ["lastYear", "2025-01-01T00:00:00-05:00", "2025-12-31T23:59:59.999-05:00"],
+  ];
+
+  it.each(newYorkCases)("%s in America/New_York", (range, startDate, endDate) => {
+    const resolved = resolve({ range, timezone: "America/New_York" });
+    expect(resolved.meta.startDate).toBe(startDate);
+    expect(resolved.meta.endDate).toBe(endDate);
+    expect(resolved.window.start).toBe(at(startDate));
+    expect(resolved.window.end).toBe(at(endDate) + 1);
+  });
+
+  it("7d at 2026-11-21T10:00Z in Europe/Oslo", () => {
+    const resolved = resolveRange({
+      range: "7d",
+      timezone: "Europe/Oslo",
+      now: new Date("2026-11-21T10:00:00Z"),
+    });
+    expect(resolved.meta.startDate).toBe("2026-11-14T00:00:00+01:00");
+    expect(resolved.meta.endDate).toBe("2026-11-21T23:59:59.999+01:00");
+    expect(resolved.interval).toBe("day");
+    expect(isoList(resolved.buckets)).toEqual([
+      "2026-11-13T23:00:00.000Z",
+      "2026-11-14T23:00:00.000Z",
+      "2026-11-15T23:00:00.000Z",
+      "2026-11-16T23:00:00.000Z",
+      "2026-11-17T23:00:00.000Z",
+      "2026-11-18T23:00:00.000Z",
+      "2026-11-19T23:00:00.000Z",
+      "2026-11-20T23:00:00.000Z",
+    ]);
+  });
+
+  it("defaults to 7d, or to defaultRange", () => {
+    expect(resolve({}).meta.startDate).toBe("2026-11-14T00:00:00Z");
+    expect(resolve({ defaultRange: "30d" }).meta.startDate).toBe("2026-10-22T00:00:00Z");
+    expect(resolve({ range: "today", defaultRange: "30d" }).meta.startDate).toBe("2026-11-21T00:00:00Z");
+  });
+
+  it("lets both dates win over range", () => {
+    const resolved = resolve({ range: "today", startDate: "2026-01-05", endDate: "2026-01-06" });
+    expect(iso(resolved.window.start)).toBe("2026-01-05T00:00:00.000Z");
+    expect(iso(resolved.window.end)).toBe("2026-01-07T00:00:00.000Z");
+  });
+});
+
+describe("explicit dates", () => {
+  it("makes a date-only end cover that whole local day", () => {
+    const resolved = resolve({ startDate: "2026-11-01", endDate: "2026-11-03" });
+    expect(iso(resolved.window.end)).toBe("2026-11-04T00:00:00.000Z");
+    expect(resolved.meta.endDate).toBe("2026-11-03T23:59:59.999Z");
+    expect(resolved.buckets).toHaveLength(3);
+
+    const oslo = resolve({ startDate: "2026-11-01", endDate: "2026-11-01", timezone: "Europe/Oslo" });
+    expect(iso(oslo.window.start)).toBe("2026-10-31T23:00:00.000Z");
+    expect(iso(oslo.window.end)).toBe("2026-11-01T23:00:00.000Z");
+  });
+
+  it("reads local date-times in the timezone and RFC 3339 as absolute instants", () => {
+    const tz = "Europe/Oslo";
+    expect(iso(parseDateBound("2026-11-03 12:00:00", tz, "start", "startDate"))).toBe(
+      "2026-11-03T11:00:00.000Z",
+    );
+    expect(iso(parseDateBound("2026-11-03T12:00:00", tz, "start", "startDate"))).toBe(
+      "2026-11-03T11:00:00.000Z",
+    );
+    expect(iso(parseDateBound("2026-11-03 12:00:00.250", tz, "start", "s"))).toBe("2026-11-03T11:00:00.250Z");
+    expect(iso(parseDateBound("2026-11-03T12:00:00Z", tz, "start", "s"))).toBe("2026-11-03T12:00:00.000Z");
+    expect(iso(parseDateBound("2026-11-03T12:00:00-03:30", tz, "start", "s"))).toBe(
+      "2026-11-03T15:30:00.000Z",
+    );
+    // An unencoded `+` in a query string arrives as a space.
+    expect(iso(parseDateBound("2026-11-03T12:00:00 01:00", tz, "start", "s"))).toBe(
+      "2026-11-03T11:00:00.000Z",
+    );
+  });
+
+  it("makes an end inclusive at the precision it was given in", () => {
+    const tz = "Europe/Oslo";
+    expect(iso(parseDateBound("2026-11-03", tz, "end", "e"))).toBe("2026-11-03T23:00:00.000Z");
+    expect(iso(parseDateBound("2026-11-03 12:00:00", tz, "end", "e"))).toBe("2026-11-03T11:00:01.000Z");
+    expect(iso(parseDateBound("2026-11-03 12:00:00.250", tz, "end", "e"))).toBe("2026-11-03T11:00:00.251Z");
+    expect(iso(parseDateBound("2026-11-03T12:00:00Z", tz, "end", "e"))).toBe("2026-11-03T12:00:01.000Z");
+    expect(iso(parseDateBound("2026-10-25T23:59:59.999+01:00", tz, "end", "e"))).toBe(
+      "2026-10-25T23:00:00.000Z",
+    );
+  });
+
+  it("round-trips meta: feeding startDate and endDate back gives the same window", () => {
+    const first = resolve({ range: "30d", timezone: "Europe/Oslo" });
+    const again = resolve({
+      startDate: first.meta.startDate,
+      endDate: first.meta.endDate,
+      timezone: "Europe/Oslo",
+    });
+    expect(again.window).toEqual(first.window);
+  });
+
+  it("moves a local time in a DST gap forward and takes the earlier of a repeated one", () => {
+    expect(iso(parseDateBound("2026-03-29 02:30:00", "Europe/Oslo", "start", "s"))).toBe(
+      "2026-03-29T01:30:00.000Z",
+    );
+    expect(iso(parseDateBound("2026-10-25 02:30:00", "Europe/Oslo", "start", "s"))).toBe(
+      "2026-10-25T00:30:00.000Z",
+    );
+  });
+
+  it.each([
+    ["2026-02-30", "not a calendar date"],
+    ["2026-02-29", "not a calendar date"],
+    ["2026-13-01", "not a calendar date"],
+    ["2026-1-01", "must be"],
+    ["yesterday", "must be"],
+    ["2026-11-01T10:00", "must be"],
+    ["2026-11-01T24:00:00Z", "not a valid time of day"],
+    ["2026-11-01T10:00:00+25:00", "invalid UTC offset"],
+  ])("refuses %s naming the parameter", (value, message) => {
+    const error = expectInvalid(() => resolve({ startDate: value, endDate: "2026-12-01" }), "startDate");
+    expect(error.message).toContain(message);
+    expectInvalid(() => resolve({ startDate: "2026-01-01", endDate: value }), "endDate");
+  });
+
+  it("accepts 2028-02-29, a leap day", () => {
+    expect(iso(resolve({ startDate: "2028-02-29", endDate: "2028-02-29" }).window.end)).toBe(
+      "2028-03-01T00:00:00.000Z",
+    );
+  });
+
+  it("refuses a lone bound, naming the missing one", () => {
+    const error = expectInvalid(() => resolve({ startDate: "2026-11-01" }), "endDate");
+    expect(error.message).toBe("endDate is required when startDate is given.");
+    expectInvalid(() => resolve({ endDate: "2026-11-01", range: "7d" }), "startDate");
+    expectInvalid(
+      () => resolve({ startDate: "2026-11-01", paramNames: { start: "start", end: "end" } }),
+      "end",
+    );
+  });
+
+  it("treats empty values as absent", () => {
+    expect(resolve({ startDate: "", endDate: " ", range: "today" }).meta.startDate).toBe(
+      "2026-11-21T00:00:00Z",
+    );
+  });
+
+  it("refuses a start after the end", () => {
+    expectInvalid(() => resolve({ startDate: "2026-11-02", endDate: "2026-11-01" }), "startDate");
+    expectInvalid(
+      () => resolve({ startDate: "2026-11-01T10:00:00.500Z", endDate: "2026-11-01T10:00:00.499Z" }),
+      "startDate",
+    );
+    // The same day on both sides is one whole day.
+    expect(resolve({ startDate: "2026-11-02", endDate: "2026-11-02" }).buckets).toHaveLength(1);
+  });
+
+  it("allows two years and no more", () => {
+    const two = resolve({
+      startDate: "2024-01-01",
+      endDate: "2025-12-31",
+      timezone: "Europe/Oslo",
+      interval: "month",
+    });
+    expect(two.buckets).toHaveLength(24);
+    const error = expectInvalid(() => resolve({ startDate: "2024-01-01", endDate: "2026-01-01" }), "endDate");
+    expect(error.message).toContain("maximum of 2 years");
+  });
+
+  it("needs dates for range=custom", () => {
+    expectInvalid(() => resolve({ range: "custom" }), "startDate");
+    expect(resolve({ range: "custom", startDate: "2026-11-01", endDate: "2026-11-02" }).buckets).toHaveLength(
+      2,
+    );
+  });
+
+  it("refuses an unknown timezone", () => {
+    for (const timezone of ["Mars/Olympus_Mons", "", "+01:00", "Europe/Oslo "]) {
+      const error = expectInvalid(() => resolve({ timezone }), "timezone");
+      expect(error.message).toContain("IANA");
+    }
+    expectInvalid(() => parseDateBound("2026-11-01", "Nowhere/Special", "start", "start"), "timezone");
+  });
+});
+
+describe("intervals", () => {
+  it("defaults to day without autoInterval, and an explicit interval wins", () => {
+    expect(resolve({ range: "today" }).interval).toBe("day");
+    expect(resolve({ range: "today", autoInterval: true, interval: "minute" }).interval).toBe("minute");
+  });
+
+  it.each<[Partial<RangeInput>, Interval]>([
+    [{ range: "today" }, "hour"],
+    [{ range: "yesterday" }, "hour"],
+    [{ startDate: "2026-11-01 10:00:00", endDate: "2026-11-01 18:00:00" }, "hour"],
+    [{ range: "7d" }, "day"],
+    [{ range: "30d" }, "day"],
+    [{ startDate: "2026-01-01", endDate: "2026-04-02" }, "day"], // 92 days
+    [{ startDate: "2026-01-01", endDate: "2026-04-03" }, "week"], // 93 days
+    [{ range: "3m" }, "week"], // 2026-08-01 .. 2026-11-21: 113 days
+    [{ startDate: "2026-01-01", endDate: "2026-07-05" }, "week"], // 186 days
+    [{ startDate: "2026-01-01", endDate: "2026-07-06" }, "month"], // 187 days
+    [{ range: "12m" }, "month"],
+  ])("picks automatically for %o", (input, interval) => {
+    expect(resolve({ ...input, autoInterval: true }).interval).toBe(interval);
+  });
+
+  it("refuses more than 2000 buckets, naming a coarser interval that fits", () => {
+    const hours = expectInvalid(
+      () => resolve({ startDate: "2026-01-01", endDate: "2026-03-31", interval: "hour" }),
+      "interval",
+    );
+    expect(hours.message).toBe(
+      "2,160 hourly buckets exceed the maximum of 2000; use interval=day or coarser",
+    );
+    const minutes = expectInvalid(
+      () => resolve({ startDate: "2026-11-20", endDate: "2026-11-21", interval: "minute" }),
+      "interval",
+    );
+    expect(minutes.message).toBe(
+      "2,880 per-minute buckets exceed the maximum of 2000; use interval=hour or coarser",
+    );
+  });
+
+  it("allows exactly 2000 buckets", () => {
+    const input = { startDate: "2026-11-21T00:00:00Z", interval: "minute" as const };
+    expect(resolve({ ...input, endDate: "2026-11-22T09:19:59Z" }).buckets).toHaveLength(2000);
+    const error = expectInvalid(() => resolve({ ...input, endDate: "2026-11-22T09:20:00Z" }), "interval");
+    expect(error.message).toContain("2,001 per-minute buckets");
+  });
+});
+
+describe("buckets", () => {
+  it("has 23 hour buckets on the Oslo spring-forward day and 25 on the fall-back day", () => {
+    const spring = resolve({
+      startDate: "2026-03-29",
+      endDate: "2026-03-29",
+      timezone: "Europe/Oslo",
+      interval: "hour",
+    });
+    expect(iso(spring.window.start)).toBe("2026-03-28T23:00:00.000Z");
+    expect(spring.window.end - spring.window.start).toBe(23 * HOUR);
+    expect(spring.buckets).toHaveLength(23);
+    expect(spring.buckets.slice(0, 3).map((b) => formatInstant(b, "Europe/Oslo"))).toEqual([
+      "2026-03-29T00:00:00+01:00",
+      "2026-03-29T01:00:00+01:00",
+      "2026-03-29T03:00:00+02:00",
+    ]);
+    expect(spring.meta.endDate).toBe("2026-03-29T23:59:59.999+02:00");
+
+    const fall = resolve({
+      startDate: "2026-10-25",
+      endDate: "2026-10-25",
+      timezone: "Europe/Oslo",
+      interval: "hour",
+    });
+    expect(fall.window.end - fall.window.start).toBe(25 * HOUR);
+    expect(fall.buckets).toHaveLength(25);
+    expect(fall.buckets.slice(1, 5).map((b) => formatInstant(b, "Europe/Oslo"))).toEqual([
+      "2026-10-25T01:00:00+02:00",
+      "2026-10-25T02:00:00+02:00",
+      "2026-10-25T02:00:00+01:00",
+      "2026-10-25T03:00:00+01:00",
+    ]);
+    expect(fall.meta).toEqual({
+      startDate: "2026-10-25T00:00:00+02:00",
+      endDate: "2026-10-25T23:59:59.999+01:00",
+      timezone: "Europe/Oslo",
+      interval: "hour",
+    });
+  });
+
+  it("has day buckets of 23 and 25 hours on the Oslo DST days", () => {
+    const spring = bucketStarts(
+      { start: at("2026-03-27T23:00:00Z"), end: at("2026-03-30T22:00:00Z") },
+      "day",
+      "Europe/Oslo",
+    );
+    expect(isoList(spring)).toEqual([
+      "2026-03-27T23:00:00.000Z",
+      "2026-03-28T23:00:00.000Z",
+      "2026-03-29T22:00:00.000Z",
+    ]);
+    expect((spring[2] ?? 0) - (spring[1] ?? 0)).toBe(23 * HOUR);
+
+    const fall = resolve({ startDate: "2026-10-24", endDate: "2026-10-26", timezone: "Europe/Oslo" });
+    expect(isoList(fall.buckets)).toEqual([
+      "2026-10-23T22:00:00.000Z",
+      "2026-10-24T22:00:00.000Z",
+      "2026-10-25T23:00:00.000Z",
+    ]);
+    expect((fall.buckets[2] ?? 0) - (fall.buckets[1] ?? 0)).toBe(25 * HOUR);
+  });
+
+  it("follows the America/New_York DST changes", () => {
+    const tz = "America/New_York";
+    const spring = resolve({
+      startDate: "2026-03-08",
+      endDate: "2026-03-08",
+      timezone: tz,
+      interval: "hour",
+    });
+    expect(iso(spring.window.start)).toBe("2026-03-08T05:00:00.000Z");
+    expect(iso(spring.window.end)).toBe("2026-03-09T04:00:00.000Z");
+    expect(spring.buckets).toHaveLength(23);
+    expect(spring.buckets.slice(1, 3).map((b) => formatInstant(b, tz))).toEqual([
+      "2026-03-08T01:00:00-05:00",
+      "2026-03-08T03:00:00-04:00",
+    ]);
+
+    const fall = resolve({ startDate: "2026-11-01", endDate: "2026-11-01", timezone: tz, interval: "hour" });
+    expect(iso(fall.window.start)).toBe("2026-11-01T04:00:00.000Z");
+    expect(iso(fall.window.end)).toBe("2026-11-02T05:00:00.000Z");
+    expect(fall.buckets).toHaveLength(25);
+    expect(fall.buckets.slice(1, 3).map((b) => formatInstant(b, tz))).toEqual([
+      "2026-11-01T01:00:00-04:00",
+      "2026-11-01T01:00:00-05:00",
+    ]);
+
+    const days = resolve({ startDate: "2026-10-31", endDate: "2026-11-02", timezone: tz });
+    expect(isoList(days.buckets)).toEqual([
+      "2026-10-31T04:00:00.000Z",
+      "2026-11-01T04:00:00.000Z",
+      "2026-11-02T05:00:00.000Z",
+    ]);
+  });
+
+  it("starts Asia/Kolkata hour buckets at the local hour (+05:30)", () => {
+    const tz = "Asia/Kolkata";
+    const resolved = resolve({
+      startDate: "2026-11-21 10:15:00",
+      endDate: "2026-11-21 12:30:00",
+      timezone: tz,
+      interval: "hour",
+    });
+    expect(iso(resolved.window.start)).toBe("2026-11-21T04:45:00.000Z");
+    expect(iso(resolved.window.end)).toBe("2026-11-21T07:00:01.000Z");
+    expect(isoList(resolved.buckets)).toEqual([
+      "2026-11-21T04:30:00.000Z",
+      "2026-11-21T05:30:00.000Z",
+      "2026-11-21T06:30:00.000Z",
+    ]);
+    expect(resolved.buckets.map((b) => formatInstant(b, tz))).toEqual([
+      "2026-11-21T10:00:00+05:30",
+      "2026-11-21T11:00:00+05:30",
+      "2026-11-21T12:00:00+05:30",
+    ]);
+    // Asia/Kathmandu is +05:45.
+    const kathmandu = bucketStarts(
+      { start: at("2026-11-21T04:00:00Z"), end: at("2026-11-21T05:00:00Z") },
+      "hour",
+      "Asia/Kathmandu",
+    );
+    expect(isoList(kathmandu)).toEqual(["2026-11-21T03:15:00.000Z", "2026-11-21T04:15:00.000Z"]);
+  });
+
+  it("starts weeks on Monday", () => {
+    // 2026-11-04 is a Wednesday, 2026-11-01 a Sunday.
+    const weeks = resolve({ startDate: "2026-11-04", endDate: "2026-11-21", interval: "week" });
+    expect(isoList(weeks.buckets)).toEqual([
+      "2026-11-02T00:00:00.000Z",
+      "2026-11-09T00:00:00.000Z",
+      "2026-11-16T00:00:00.000Z",
+    ]);
+    const sunday = resolve({ startDate: "2026-11-01", endDate: "2026-11-02", interval: "week" });
+    expect(isoList(sunday.buckets)).toEqual(["2026-10-26T00:00:00.000Z", "2026-11-02T00:00:00.000Z"]);
+    // Across the Oslo fall-back the week of 2026-10-19 is 169 hours long.
+    const oslo = resolve({
+      startDate: "2026-10-20",
+      endDate: "2026-11-03",
+      timezone: "Europe/Oslo",
+      interval: "week",
+    });
+    expect(isoList(oslo.buckets)).toEqual([
+      "2026-10-18T22:00:00.000Z",
+      "2026-10-25T23:00:00.000Z",
+      "2026-11-01T23:00:00.000Z",
+    ]);
+    expect(iso(startOfLocalWeek(at("2026-11-22T22:59:59Z"), "Europe/Oslo"))).toBe("2026-11-15T23:00:00.000Z");
+  });
+
+  it("starts months on the local first of the month", () => {
+    const oslo = resolve({
+      startDate: "2026-09-15",
+      endDate: "2026-11-10",
+      timezone: "Europe/Oslo",
+      interval: "month",
+    });
+    expect(isoList(oslo.buckets)).toEqual([
+      "2026-08-31T22:00:00.000Z",
+      "2026-09-30T22:00:00.000Z",
+      "2026-10-31T23:00:00.000Z",
+    ]);
+  });
+
+  it("lists minute buckets from the minute containing the start", () => {
+    const resolved = resolve({ range: "30min", interval: "minute" });
+    expect(resolved.buckets).toHaveLength(31);
+    expect(iso(resolved.buckets[0] ?? 0)).toBe("2026-11-21T09:47:00.000Z");
+    expect(iso(resolved.buckets[30] ?? 0)).toBe("2026-11-21T10:17:00.000Z");
+  });
+
+  it("counts buckets the same way it lists them", () => {
+    const window = { start: at("2026-01-01T00:00:00Z"), end: at("2026-12-31T00:00:00Z") };
+    for (const tz of ["UTC", "Europe/Oslo", "America/New_York", "Asia/Kolkata"]) {
+      for (const interval of ["hour", "day", "week", "month"] as const) {
+        expect(countBuckets(window, interval, tz)).toBe(bucketStarts(window, interval, tz).length);
+      }
+    }
+  });
+
+  it("keeps hour starts increasing where the offset moves by half an hour (Australia/Lord_Howe)", () => {
+    // 2026-10-04 02:00 +10:30 becomes 02:30 +11:00; 2026-04-05 02:00 +11:00 becomes 01:30 +10:30.
+    const tz = "Australia/Lord_Howe";
+    const spring = bucketStarts(
+      { start: at("2026-10-03T13:30:00Z"), end: at("2026-10-03T17:00:00Z") },
+      "hour",
+      tz,
+    );
+    expect(spring.map((b) => formatInstant(b, tz))).toEqual([
+      "2026-10-04T00:00:00+10:30",
+      "2026-10-04T01:00:00+10:30",
+      "2026-10-04T02:30:00+11:00",
+      "2026-10-04T03:00:00+11:00",
+    ]);
+    const fall = bucketStarts(
+      { start: at("2026-04-04T13:00:00Z"), end: at("2026-04-04T17:00:00Z") },
+      "hour",
+      tz,
+    );
+    expect(fall.map((b) => formatInstant(b, tz))).toEqual([
+      "2026-04-05T00:00:00+11:00",
+      "2026-04-05T01:00:00+11:00",
+      "2026-04-05T02:00:00+10:30",
+      "2026-04-05T03:00:00+10:30",
+    ]);
+  });
+
+  it("finds the bucket of an instant", () => {
+    const buckets = [at("2026-11-01T00:00:00Z"), at("2026-11-02T00:00:00Z"), at("2026-11-03T00:00:00Z")];
+    const end = at("2026-11-04T00:00:00Z");
+    expect(bucketIndex(at("2026-10-31T23:59:59Z"), buckets, end)).toBe(-1);
+    expect(bucketIndex(at("2026-11-01T00:00:00Z"), buckets, end)).toBe(0);
+    expect(bucketIndex(at("2026-11-02T12:00:00Z"), buckets, end)).toBe(1);
+    expect(bucketIndex(at("2026-11-03T23:59:59.999Z"), buckets, end)).toBe(2);
+    expect(bucketIndex(end, buckets, end)).toBe(-1);
+    expect(bucketIndex(end, [], end)).toBe(-1);
+  });
+});
+
+describe("previous period", () => {
+  it("spans the same local days for whole-day windows across a DST change", () => {
+    // The week after the Oslo fall-back is 168 hours; the week before it, 169.
+    const resolved = resolve({
+      startDate: "2026-10-26",
+      endDate: "2026-11-01",
+      timezone: "Europe/Oslo",
+      previous: true,
+    });
+    expect(iso(resolved.window.start)).toBe("2026-10-25T23:00:00.000Z");
+    expect(iso(resolved.previous?.window.start ?? 0)).toBe("2026-10-18T22:00:00.000Z");
+    expect(resolved.previous?.window.end).toBe(resolved.window.start);
+    expect(isoList(resolved.previous?.buckets ?? [])).toEqual([
+      "2026-10-18T22:00:00.000Z",
+      "2026-10-19T22:00:00.000Z",
+      "2026-10-20T22:00:00.000Z",
+      "2026-10-21T22:00:00.000Z",
+      "2026-10-22T22:00:00.000Z",
+      "2026-10-23T22:00:00.000Z",
+      "2026-10-24T22:00:00.000Z",
+    ]);
+    expect(resolved.buckets).toHaveLength(7);
+  });
+
+  it("pairs the contract's 7d example with the 8 days before it", () => {
+    const resolved = resolveRange({
+      range: "7d",
+      timezone: "Europe/Oslo",
+      now: new Date("2026-11-01T12:00:00Z"),
+      previous: true,
+    });
+    expect(resolved.meta.startDate).toBe("2026-10-25T00:00:00+02:00");
+    expect(resolved.meta.endDate).toBe("2026-11-01T23:59:59.999+01:00");
+    expect(formatInstant(resolved.previous?.window.start ?? 0, "Europe/Oslo")).toBe(
+      "2026-10-17T00:00:00+02:00",
+    );
+    expect(resolved.previous?.buckets).toHaveLength(8);
+  });
+
+  it("has the same duration for 30min", () => {
+    const resolved = resolve({ range: "30min", interval: "minute", previous: true });
+    expect(iso(resolved.previous?.window.start ?? 0)).toBe("2026-11-21T09:16:00.000Z");
+    expect(iso(resolved.previous?.window.end ?? 0)).toBe("2026-11-21T09:47:00.000Z");
+    expect(resolved.previous?.buckets).toHaveLength(31);
+    expect(iso(resolved.previous?.buckets[0] ?? 0)).toBe("2026-11-21T09:16:00.000Z");
+  });
+
+  it("computes its buckets from its own window, so month counts may differ by one", () => {
+    // October has 31 days; the 31 days before it start on 2026-08-31.
+    const resolved = resolve({
+      range: "lastMonth",
+      timezone: "Europe/Oslo",
+      interval: "month",
+      previous: true,
+    });
+    expect(isoList(resolved.buckets)).toEqual(["2026-09-30T22:00:00.000Z"]);
+    expect(iso(resolved.previous?.window.start ?? 0)).toBe("2026-08-30T22:00:00.000Z");
+    expect(isoList(resolved.previous?.buckets ?? [])).toEqual([
+      "2026-07-31T22:00:00.000Z",
+      "2026-08-31T22:00:00.000Z",
+    ]);
+  });
+
+  it("is absent unless asked for", () => {
+    expect(resolve({ range: "7d" }).previous).toBeUndefined();
+  });
+});
+
+describe("timezone helpers", () => {
+  it("formats instants in RFC 3339 with the zone's offset", () => {
+    expect(formatInstant(at("2026-10-31T23:00:00Z"), "Europe/Oslo")).toBe("2026-11-01T00:00:00+01:00");
+    expect(formatInstant(at("2026-10-25T22:59:59.999Z"), "Europe/Oslo", { milliseconds: true })).toBe(
+      "2026-10-25T23:59:59.999+01:00",
+    );
+    expect(formatInstant(at("2026-07-01T12:00:00Z"), "Europe/Oslo")).toBe("2026-07-01T14:00:00+02:00");
+    expect(formatInstant(at("2026-11-01T00:00:00Z"), "UTC")).toBe("2026-11-01T00:00:00Z");
+    expect(formatInstant(at("2026-11-01T00:00:00Z"), "Etc/UTC", { milliseconds: true })).toBe(
+      "2026-11-01T00:00:00.000Z",
+    );
+    expect(formatInstant(at("2026-01-15T12:00:00Z"), "Europe/London")).toBe("2026-01-15T12:00:00+00:00");
+    expect(formatInstant(at("2026-01-15T12:00:00Z"), "America/St_Johns")).toBe("2026-01-15T08:30:00-03:30");
+    expect(formatInstant(at("2026-01-15T12:00:00Z"), "Asia/Kathmandu")).toBe("2026-01-15T17:45:00+05:45");
+    expect(formatInstant(at("2026-11-01T06:30:00Z"), "America/New_York")).toBe("2026-11-01T01:30:00-05:00");
+  });
+
+  it("gives local calendar fields with Monday = 1 and Sunday = 7", () => {
+    expect(zonedParts(at("2026-11-21T10:17:42.123Z"), "Europe/Oslo")).toEqual({
+      year: 2026,
+      month: 11,
+      day: 21,
+      hour: 11,
+      minute: 17,
+      second: 42,
+      millisecond: 123,
+      weekday: 6,
+    });
+    expect(zonedParts(at("2026-11-22T23:30:00Z"), "Europe/Oslo").weekday).toBe(1);
+    expect(zonedParts(at("2026-11-22T23:30:00Z"), "UTC").weekday).toBe(7);
+    expect(zonedParts(at("2026-11-21T20:00:00Z"), "Asia/Kolkata")).toMatchObject({
+      day: 22,
+      hour: 1,
+      minute: 30,
+    });
+  });
+
+  it("turns local times into instants, moving gaps forward and taking the earlier of repeats", () => {
+    const oslo = "Europe/Oslo";
+    const ny = "America/New_York";
+    expect(iso(zonedToInstant({ year: 2026, month: 11, day: 1 }, oslo))).toBe("2026-10-31T23:00:00.000Z");
+    expect(iso(zonedToInstant({ year: 2026, month: 3, day: 29, hour: 2, minute: 30 }, oslo))).toBe(
+      "2026-03-29T01:30:00.000Z",
+    );
+    expect(iso(zonedToInstant({ year: 2026, month: 10, day: 25, hour: 2, minute: 30 }, oslo))).toBe(
+      "2026-10-25T00:30:00.000Z",
+    );
+    expect(iso(zonedToInstant({ year: 2026, month: 3, day: 8, hour: 2, minute: 30 }, ny))).toBe(
+      "2026-03-08T07:30:00.000Z",
+    );
+    expect(iso(zonedToInstant({ year: 2026, month: 11, day: 1, hour: 1, minute: 30 }, ny))).toBe(
+      "2026-11-01T05:30:00.000Z",
+    );
+    expect(iso(zonedToInstant({ year: 2026, month: 1, day: 32, hour: 12, millisecond: 5 }, "UTC"))).toBe(
+      "2026-02-01T12:00:00.005Z",
+    );
+  });
+
+  it("gives offsets in minutes", () => {
+    expect(offsetMinutes(at("2026-01-15T12:00:00Z"), "Europe/Oslo")).toBe(60);
+    expect(offsetMinutes(at("2026-07-15T12:00:00Z"), "Europe/Oslo")).toBe(120);
+    expect(offsetMinutes(at("2026-01-15T12:00:00Z"), "America/New_York")).toBe(-300);
+    expect(offsetMinutes(at("2026-07-15T12:00:00Z"), "America/New_York")).toBe(-240);
+    expect(offsetMinutes(at("2026-07-15T12:00:00Z"), "Asia/Kolkata")).toBe(330);
+    // The instant Oslo falls back: 01:00Z is already +01:00.
+    expect(offsetMinutes(at("2026-10-25T00:59:59Z"), "Europe/Oslo")).toBe(120);
+    expect(offsetMinutes(at("2026-10-25T01:00:00Z"), "Europe/Oslo")).toBe(60);
+  });
+
+  it("adds local days and months keeping the wall clock", () => {
+    const oslo = "Europe/Oslo";
+    expect(iso(addLocalDays(at("2026-03-28T23:00:00Z"), 1, oslo))).toBe("2026-03-29T22:00:00.000Z");
+    expect(iso(addLocalDays(at("2026-10-26T11:00:00Z"), -1, oslo))).toBe("2026-10-25T11:00:00.000Z");
+    expect(iso(addLocalMonths(at("2026-01-31T12:00:00Z"), 1, "UTC"))).toBe("2026-02-28T12:00:00.000Z");
+    expect(iso(addLocalMonths(at("2026-02-28T23:00:00Z"), 1, oslo))).toBe("2026-03-31T22:00:00.000Z");
+  });
+
+  it("knows valid zone names", () => {
+    expect(isValidTimeZone("Europe/Oslo")).toBe(true);
+    expect(isValidTimeZone("europe/oslo")).toBe(true);
+    expect(isValidTimeZone("UTC")).toBe(true);
+    expect(isValidTimeZone("Etc/GMT+5")).toBe(true);
+    expect(isValidTimeZone("Europe/Atlantis")).toBe(false);
+    expect(isValidTimeZone("+01:00")).toBe(false);
+    expect(isValidTimeZone("")).toBe(false);
+  });
+});
