@@ -1,0 +1,274 @@
+import { and, eq, type SQL, sql } from "drizzle-orm";
+import { alias, type PgColumn } from "drizzle-orm/pg-core";
+import type { Database } from "../db/client";
+import { events, sessions } from "../db/schema";
+import { ApiError } from "../lib/errors";
+import type { Filter, FilterColumn, FilterField } from "../lib/filters";
+
+/**
+ * The one filter compiler of the service (contract section 3). Every value and property key is a
+ * bound parameter; the only text spliced into SQL is column names and fixed operators.
+ */
+
+/** The events table, or an alias of it (`alias(events, "e")`). */
+export type EventsTable = typeof events | ReturnType<typeof alias<typeof events, string>>;
+
+/** The events of a session, inside the EXISTS of an event-field filter on a sessions query. */
+const FILTER_EVENT = "filter_event";
+const filterEvents = alias(events, FILTER_EVENT);
+
+type EventKey = keyof typeof events.$inferSelect;
+type SessionAttribute = Exclude<FilterColumn, "name" | "path" | "origin" | "duration" | "revenue">;
+type SessionKey = keyof typeof sessions.$inferSelect;
+
+/** Wire names to event columns. */
+const EVENT_KEYS: Record<FilterColumn, EventKey> = {
+  name: "name",
+  path: "path",
+  origin: "origin",
+  referrer: "referrer",
+  referrer_name: "referrerName",
+  referrer_type: "referrerType",
+  country: "country",
+  region: "region",
+  city: "city",
+  device: "device",
+  brand: "brand",
+  model: "model",
+  browser: "browser",
+  browser_version: "browserVersion",
+  os: "os",
+  os_version: "osVersion",
+  utm_source: "utmSource",
+  utm_medium: "utmMedium",
+  utm_campaign: "utmCampaign",
+  utm_term: "utmTerm",
+  utm_content: "utmContent",
+  profile_id: "profileId",
+  device_id: "deviceId",
+  session_id: "sessionId",
+  duration: "duration",
+  revenue: "revenue",
+};
+
+/**
+ * Wire names of the session attributes to `sessions` columns (its first event's values). Event
+ * fields are absent: `sessions.revenue` is a total, not an event's revenue.
+ */
+const SESSION_KEYS: Record<SessionAttribute, SessionKey> = {
+  referrer: "referrer",
+  referrer_name: "referrerName",
+  referrer_type: "referrerType",
+  country: "country",
+  region: "region",
+  city: "city",
+  device: "device",
+  brand: "brand",
+  model: "model",
+  browser: "browser",
+  browser_version: "browserVersion",
+  os: "os",
+  os_version: "osVersion",
+  utm_source: "utmSource",
+  utm_medium: "utmMedium",
+  utm_campaign: "utmCampaign",
+  utm_term: "utmTerm",
+  utm_content: "utmContent",
+  profile_id: "profileId",
+  device_id: "deviceId",
+  session_id: "id",
+};
+
+const isSessionAttribute = (column: FilterColumn): column is SessionAttribute => column in SESSION_KEYS;
+
+/** What a filter compares: a text expression, or a number (duration, revenue). */
+interface Operand {
+  expression: SQL | PgColumn;
+  numeric: boolean;
+}
+
+function eventOperand(field: FilterField, table: EventsTable): Operand {
+  if (field.kind === "property") {
+    // The key path is one bound text[] parameter: keys never become SQL text.
+    return { expression: sql`(${table.properties} #>> ${sql.param(field.path)}::text[])`, numeric: false };
+  }
+  return { expression: table[EVENT_KEYS[field.column]], numeric: field.numeric };
+}
+
+// Numeric text as `isNumericValue` accepts it: at most 100 characters (the lookahead) with a 3-digit
+// exponent, so the guarded `::numeric` cast can never fail. `[.]` avoids backslash escaping.
+const NUMERIC_TEXT_SQL = sql.raw(
+  `'^(?=.{1,100}$)[+-]?([0-9]+([.][0-9]*)?|[.][0-9]+)([eE][+-]?[0-9]{1,3})?$'`,
+);
+
+const escapeLike = (text: string) => text.replace(/[\\%_]/g, (match) => `\\${match}`);
+
+const anyOf = (parts: SQL[]) => sql`(${sql.join(parts, sql` or `)})`;
+
+/** `value::numeric` as a bound text parameter: the parser admits only numbers and numeric text. */
+const numericParam = (value: string | number) => sql`${String(value)}::numeric`;
+
+function likeAny(text: SQL | PgColumn, patterns: string[]): SQL {
+  return anyOf(patterns.map((pattern) => sql`${text} like ${pattern} escape '\\'`));
+}
+
+function compare(operator: "gt" | "gte" | "lt" | "lte", left: SQL, right: SQL): SQL {
+  switch (operator) {
+    case "gt":
+      return sql`${left} > ${right}`;
+    case "gte":
+      return sql`${left} >= ${right}`;
+    case "lt":
+      return sql`${left} < ${right}`;
+    case "lte":
+      return sql`${left} <= ${right}`;
+  }
+}
+
+/**
+ * One filter as a boolean that is never NULL (so it composes under NOT and OR), with the
+ * contract's semantics: any value matches for the positive operators; `isNot` and `doesNotContain`
+ * match none of the values and also a missing one.
+ */
+function condition(filter: Filter, { expression, numeric }: Operand): SQL {
+  const value = sql`${expression}`;
+  // Text operators on numbers look at their decimal text.
+  const text = numeric ? sql`(${expression})::text` : value;
+  const texts = filter.values.map(String);
+  // Numbers compare as numbers on numeric columns, everything else as case-sensitive text.
+  const list = () =>
+    sql.join(numeric ? filter.values.map(numericParam) : texts.map((t) => sql`${t}`), sql`, `);
+  const like = (pattern: (escaped: string) => string) =>
+    likeAny(
+      text,
+      texts.map((t) => pattern(escapeLike(t))),
+    );
+  switch (filter.operator) {
+    case "is":
+      return sql`coalesce(${value} in (${list()}), false)`;
+    case "isNot":
+      return sql`(${value} is null or ${value} not in (${list()}))`;
+    case "contains":
+      return sql`coalesce(${like((t) => `%${t}%`)}, false)`;
+    case "doesNotContain":
+      // NOT (a OR b): contains none of them. (OpenPanel ORed the negations, which is always true.)
+      return sql`(${text} is null or not ${like((t) => `%${t}%`)})`;
+    case "startsWith":
+      return sql`coalesce(${like((t) => `${t}%`)}, false)`;
+    case "endsWith":
+      return sql`coalesce(${like((t) => `%${t}`)}, false)`;
+    case "regex":
+      return sql`coalesce(${anyOf(texts.map((pattern) => sql`${text} ~ ${pattern}`))}, false)`;
+    case "isNull":
+      return numeric ? sql`(${value} is null)` : sql`(${value} is null or ${value} = '')`;
+    case "isNotNull":
+      return numeric ? sql`(${value} is not null)` : sql`(${value} is not null and ${value} <> '')`;
+    case "gt":
+    case "gte":
+    case "lt":
+    case "lte": {
+      const first = filter.values[0];
+      if (first === undefined) return sql`false`;
+      if (numeric) return sql`coalesce(${compare(filter.operator, value, numericParam(first))}, false)`;
+      // Non-numeric text is simply not matched; the CASE keeps the cast from ever seeing it.
+      return sql`(case when ${value} ~ ${NUMERIC_TEXT_SQL} then ${compare(
+        filter.operator,
+        sql`(${value})::numeric`,
+        numericParam(first),
+      )} else false end)`;
+    }
+  }
+}
+
+/**
+ * The AND of all filters over event rows of `table` (default `events`). Session-attribute fields
+ * use the event's own columns. Undefined when there are no filters.
+ */
+export function eventConditions(filters: Filter[], table: EventsTable = events): SQL | undefined {
+  return and(...filters.map((filter) => condition(filter, eventOperand(filter.field, table))));
+}
+
+/**
+ * The AND of all filters for a query over the `sessions` table (referenced unaliased).
+ * Session-attribute fields compare the session's columns (its first event's attributes). Each
+ * event-field filter (`name`, `path`, `origin`, `duration`, `revenue`, `properties.*`) is its own
+ * EXISTS over the session's events: the contract keeps "the sessions that have at least one
+ * matching event", so two event filters may be satisfied by different events of the session, and
+ * `isNot`/`doesNotContain` keep sessions with some event that does not match (not sessions
+ * without any matching event). The session's events count whatever the query's time window.
+ */
+export function sessionConditions(filters: Filter[]): SQL | undefined {
+  return and(
+    ...filters.map((filter) => {
+      const { field } = filter;
+      if (field.kind === "column" && field.scope === "session" && isSessionAttribute(field.column)) {
+        return condition(filter, { expression: sessions[SESSION_KEYS[field.column]], numeric: false });
+      }
+      // An aliased table renders as its alias alone, so the FROM item is spelled out.
+      const from = sql`${events} as ${sql.identifier(FILTER_EVENT)}`;
+      const sameSession = and(
+        eq(filterEvents.projectId, sessions.projectId),
+        eq(filterEvents.sessionId, sessions.id),
+      );
+      const matches = condition(filter, eventOperand(field, filterEvents));
+      return sql`exists (select 1 from ${from} where ${sameSession} and ${matches})`;
+    }),
+  );
+}
+
+const INVALID_REGEX = "2201B";
+
+function sqlState(error: unknown): string | undefined {
+  for (let current = error; typeof current === "object" && current !== null; ) {
+    if ("code" in current && typeof current.code === "string" && /^[0-9A-Z]{5}$/.test(current.code)) {
+      return current.code;
+    }
+    current = "cause" in current ? current.cause : undefined;
+  }
+  return undefined;
+}
+
+function sqlMessage(error: unknown): string {
+  for (let current = error; typeof current === "object" && current !== null; ) {
+    if ("code" in current && current instanceof Error) return current.message;
+    current = "cause" in current ? current.cause : undefined;
+  }
+  return "";
+}
+
+/**
+ * Checks every `regex` pattern with Postgres itself (POSIX semantics, not JavaScript's): one query
+ * for all of them, and, only when that fails, one per pattern to name the culprit. An invalid
+ * pattern is a 400 at `<pathPrefix>/<index>/value`.
+ */
+export async function assertValidRegexes(
+  db: Database,
+  filters: Filter[],
+  pathPrefix = "filters",
+): Promise<void> {
+  const patterns = filters.flatMap((filter) =>
+    filter.operator === "regex" ? filter.values.map((value) => ({ filter, pattern: String(value) })) : [],
+  );
+  if (patterns.length === 0) return;
+  // One text[] parameter: up to 2000 patterns would exceed Postgres' 1664 select-list entries.
+  const list = sql`${sql.param(patterns.map(({ pattern }) => pattern))}::text[]`;
+  const all = sql`select count(*) from unnest(${list}) as p(pattern) where '' ~ p.pattern`;
+  try {
+    await db.execute(all);
+    return;
+  } catch (error) {
+    if (sqlState(error) !== INVALID_REGEX) throw error;
+  }
+  for (const { filter, pattern } of patterns) {
+    try {
+      await db.execute(sql`select '' ~ ${pattern}`);
+    } catch (error) {
+      if (sqlState(error) !== INVALID_REGEX) throw error;
+      const reason = sqlMessage(error).replace(/^invalid regular expression:\s*/, "");
+      throw ApiError.invalid(
+        `${pathPrefix}/${filter.index}/value`,
+        `invalid regular expression ${JSON.stringify(pattern)}: ${reason || "rejected by Postgres"}`,
+      );
+    }
+  }
+}

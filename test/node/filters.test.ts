@@ -1,0 +1,742 @@
+import { toJsonSchema } from "@valibot/to-json-schema";
+import { and, eq, type SQL } from "drizzle-orm";
+import { PgDialect } from "drizzle-orm/pg-core";
+import * as v from "valibot";
+import { afterAll, describe, expect, it } from "vitest";
+import { events, sessions } from "../../src/db/schema";
+import { ApiError } from "../../src/lib/errors";
+import { type Filter, FiltersParam, normalizeFilters } from "../../src/lib/filters";
+import { toFieldErrors } from "../../src/lib/validation";
+import { assertValidRegexes, eventConditions, sessionConditions } from "../../src/queries/filters";
+import { type EventInput, insertEvents, uniqueId } from "../support/factories";
+import { testDatabase } from "../support/node/database";
+
+const database = testDatabase();
+afterAll(() => database.close());
+
+// ---------------------------------------------------------------------------------------------
+// The data set: nulls, empty strings, LIKE metacharacters, backslashes, quotes, unicode, numeric
+// and non-numeric properties, nested properties, and later events whose attributes differ from
+// their session's first event.
+// ---------------------------------------------------------------------------------------------
+
+type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
+
+interface Row {
+  label: string;
+  sessionId: string;
+  minute: number;
+  name: string;
+  path: string | null;
+  referrerName: string | null;
+  utmSource: string | null;
+  country: string | null;
+  profileId: string;
+  deviceId: string;
+  duration: number;
+  revenue: number;
+  properties: { [key: string]: Json };
+}
+
+const ROWS: Row[] = [
+  row("e1", "s1", 0, {
+    path: "/blog/100%",
+    referrerName: "Google",
+    utmSource: "news_letter",
+    country: "NO",
+    duration: 1500,
+    properties: { plan: "pro", cart: { price: 49 }, note: 'say "hi"' },
+  }),
+  row("e2", "s1", 1, {
+    name: "purchase",
+    path: null,
+    referrerName: "Bing",
+    revenue: 4900,
+    properties: { cart: { price: "49" } },
+  }),
+  row("e3", "s1", 2, { path: "/blog/1000", duration: 20_000, properties: { cart: { price: "12abc" } } }),
+  row("e4", "s2", 0, { path: "/a_b", duration: 300, country: "SE", properties: { cart: { price: 12.5 } } }),
+  row("e5", "s2", 3, { path: "/axb", duration: 10, properties: { cart: { price: null } } }),
+  row("e6", "s3", 0, { path: "", referrerName: "", utmSource: "", properties: { cart: {} } }),
+  row("e7", "s3", 1, { path: "C:\\dir\\file", properties: { cart: { price: "-3.5" } } }),
+  row("e8", "s4", 0, {
+    path: "/café",
+    referrerName: "Düsseldorf Ärzte",
+    country: "DE",
+    duration: 7,
+    properties: { cart: { price: "1e3" } },
+  }),
+  row("e9", "s4", 5, { path: "/Café", properties: { cart: { price: " 7" } } }),
+  row("e10", "s5", 0, { path: "42", referrerName: "google", properties: { cart: "not an object" } }),
+  row("e11", "s5", 2, { name: "signup", path: "1e3", revenue: 150 }),
+  row("e12", "s6", 0, {
+    path: "/it's",
+    referrerName: `O'Reilly "Media"`,
+    profileId: "user-1",
+    properties: { cart: { price: 0 } },
+  }),
+  row("e13", "s6", 1, { path: "/blog/7", duration: 100_000, profileId: "user-1" }),
+  row("e14", "s7", 0, { path: "/100%", referrerName: "2024", properties: { cart: { price: "10" } } }),
+  row("e15", "s7", 1, { path: "/a%b", referrerName: "Bing", properties: { cart: { price: "" } } }),
+  row("e16", "s8", 0, {
+    path: "/blog/1",
+    referrerName: "5",
+    country: null,
+    properties: { cart: { price: "-" } },
+  }),
+  // A session with nothing set but its null path, so isNotNull on sessions drops it.
+  row("e17", "s9", 0, { name: "custom" }),
+];
+
+function row(label: string, sessionId: string, minute: number, fields: Partial<Row>): Row {
+  return {
+    label,
+    sessionId,
+    minute,
+    name: "screen_view",
+    path: null,
+    referrerName: null,
+    utmSource: null,
+    country: null,
+    profileId: `d-${sessionId}`,
+    deviceId: `d-${sessionId}`,
+    duration: 0,
+    revenue: 0,
+    properties: {},
+    ...fields,
+  };
+}
+
+const T0 = Date.UTC(2026, 3, 1, 9, 0, 0);
+
+/** Inserts the data set into a fresh project; returns the project and the event id → label map. */
+async function seed(): Promise<{ projectId: string; labels: Map<string, string> }> {
+  const projectId = uniqueId("filters");
+  const labels = new Map<string, string>();
+  const inputs: EventInput[] = ROWS.map((r) => {
+    const id = crypto.randomUUID();
+    labels.set(id, r.label);
+    const { label: _label, minute, ...columns } = r;
+    return { ...columns, id, projectId, createdAt: new Date(T0 + minute * 60_000) };
+  });
+  await insertEvents(database.db, inputs);
+  return { projectId, labels };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parsing helpers (through the real query parameter schema) and SQL runners.
+// ---------------------------------------------------------------------------------------------
+
+interface FilterInput {
+  name: string;
+  operator: string;
+  value?: unknown;
+}
+
+const Query = v.object({ filters: FiltersParam });
+
+/** Validates as the route validator does: through Standard Schema, issues mapped by toFieldErrors. */
+function validateQuery(query: Record<string, string>) {
+  const result = Query["~standard"].validate(query);
+  if (result instanceof Promise) throw new Error("the filters schema must validate synchronously");
+  return result;
+}
+
+function parse(list: FilterInput[]): Filter[] {
+  const result = validateQuery({ filters: JSON.stringify(list) });
+  if (result.issues) throw new Error(JSON.stringify(toFieldErrors(result.issues)));
+  return normalizeFilters(result.value.filters);
+}
+
+function fieldErrors(filters: string | undefined) {
+  const result = validateQuery(filters === undefined ? {} : { filters });
+  return result.issues ? toFieldErrors(result.issues) : [];
+}
+
+const paths = (filters: string) => fieldErrors(filters).map((error) => error.path);
+
+async function eventLabels(projectId: string, labels: Map<string, string>, condition: SQL | undefined) {
+  const rows = await database.db
+    .select({ id: events.id })
+    .from(events)
+    .where(and(eq(events.projectId, projectId), condition));
+  return rows.map((r) => labels.get(r.id) ?? r.id).sort(byLabel);
+}
+
+async function sessionIds(projectId: string, condition: SQL | undefined) {
+  const rows = await database.db
+    .select({ id: sessions.id })
+    .from(sessions)
+    .where(and(eq(sessions.projectId, projectId), condition));
+  return rows.map((r) => r.id).sort(byLabel);
+}
+
+const byLabel = (a: string, b: string) => a.localeCompare(b, "en", { numeric: true });
+
+// ---------------------------------------------------------------------------------------------
+// The reference: the contract's wording, evaluated in plain TypeScript over ROWS. It shares no
+// code with the compiler (nor with the parser's notion of numbers).
+// ---------------------------------------------------------------------------------------------
+
+type Scalar = string | number | null;
+
+/** Row keys of the columns the tests filter on. */
+const REFERENCE_COLUMNS: Record<string, keyof Row> = {
+  name: "name",
+  path: "path",
+  referrer_name: "referrerName",
+  referrerName: "referrerName",
+  utm_source: "utmSource",
+  utmSource: "utmSource",
+  country: "country",
+  profile_id: "profileId",
+  profileId: "profileId",
+  session_id: "sessionId",
+  sessionId: "sessionId",
+  duration: "duration",
+  revenue: "revenue",
+};
+const REFERENCE_NUMERIC = new Set(["duration", "revenue"]);
+const REFERENCE_EVENT_FIELDS = new Set(["name", "path", "origin", "duration", "revenue"]);
+
+/** The field's value on one event; properties as Postgres prints them (`#>>`). */
+function fieldOf(r: Row, name: string): Scalar {
+  if (name.startsWith("properties.")) {
+    let current: Json | undefined = r.properties;
+    for (const key of name.slice("properties.".length).split(".")) {
+      if (current === null || typeof current !== "object" || Array.isArray(current)) return null;
+      current = current[key];
+    }
+    if (current === undefined || current === null) return null;
+    if (typeof current === "string" || typeof current === "number") return current;
+    return JSON.stringify(current);
+  }
+  const key = REFERENCE_COLUMNS[name];
+  if (!key) throw new Error(`reference does not know ${name}`);
+  const value = r[key];
+  return typeof value === "string" || typeof value === "number" ? value : null;
+}
+
+/** Plain decimal or scientific notation, nothing else (no spaces, no hex, no "Infinity"). */
+const looksNumeric = (text: string) => /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text);
+
+function holds(
+  field: Scalar,
+  numericField: boolean,
+  operator: string,
+  values: Array<string | number>,
+): boolean {
+  const text = field === null ? null : String(field);
+  const equalsOne = (value: string | number) =>
+    field !== null && (numericField ? Number(field) === Number(value) : text === String(value));
+  const containsOne = (value: string | number) => text?.includes(String(value)) === true;
+  switch (operator) {
+    case "is":
+      return values.some(equalsOne);
+    case "isNot":
+      return field === null || !values.some(equalsOne);
+    case "contains":
+      return values.some(containsOne);
+    case "doesNotContain":
+      return field === null || !values.some(containsOne);
+    case "startsWith":
+      return values.some((value) => text?.startsWith(String(value)) === true);
+    case "endsWith":
+      return values.some((value) => text?.endsWith(String(value)) === true);
+    case "regex":
+      return values.some((value) => text !== null && new RegExp(String(value), "u").test(text));
+    case "isNull":
+      return field === null || (!numericField && text === "");
+    case "isNotNull":
+      return field !== null && (numericField || text !== "");
+    default: {
+      const limit = Number(values[0]);
+      if (text === null || !looksNumeric(text)) return false;
+      const number = Number(text);
+      if (operator === "gt") return number > limit;
+      if (operator === "gte") return number >= limit;
+      if (operator === "lt") return number < limit;
+      if (operator === "lte") return number <= limit;
+      throw new Error(`reference does not know ${operator}`);
+    }
+  }
+}
+
+function expectedEvents(name: string, operator: string, values: Array<string | number>): string[] {
+  const numeric = REFERENCE_NUMERIC.has(name);
+  return ROWS.filter((r) => holds(fieldOf(r, name), numeric, operator, values))
+    .map((r) => r.label)
+    .sort(byLabel);
+}
+
+/** Sessions keep their first event's attributes; event fields need one matching event. */
+function expectedSessions(name: string, operator: string, values: Array<string | number>): string[] {
+  const numeric = REFERENCE_NUMERIC.has(name);
+  const bySession = new Map<string, Row[]>();
+  for (const r of ROWS) bySession.set(r.sessionId, [...(bySession.get(r.sessionId) ?? []), r]);
+  const kept: string[] = [];
+  for (const [sessionId, rows] of bySession) {
+    const ordered = [...rows].sort((a, b) => a.minute - b.minute);
+    const eventField = name.startsWith("properties.") || REFERENCE_EVENT_FIELDS.has(name);
+    const matches = eventField
+      ? ordered.some((r) => holds(fieldOf(r, name), numeric, operator, values))
+      : holds(fieldOf(ordered[0] as Row, name), numeric, operator, values);
+    if (matches) kept.push(sessionId);
+  }
+  return kept.sort(byLabel);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Every operator × five kinds of field, against the reference.
+// ---------------------------------------------------------------------------------------------
+
+type Cases = Record<string, Array<string | number>>;
+
+const TEXT_CASES: Cases = {
+  is: ["/blog/100%", "/a_b", "nope"],
+  isNot: ["/blog/100%", "/a_b"],
+  contains: ["%", "\\"],
+  doesNotContain: ["_", "blog"],
+  startsWith: ["/blog/1", "C:\\"],
+  endsWith: ["_b", "é", "%"],
+  regex: ["^/blog/[0-9]+$", "é$"],
+  isNull: [],
+  isNotNull: [],
+  gt: ["10"],
+  gte: [42],
+  lt: ["1000"],
+  lte: [42],
+};
+
+const NUMERIC_CASES: Cases = {
+  is: [1500, "300"],
+  isNot: [0, 1500],
+  contains: ["00"],
+  doesNotContain: [0, 5],
+  startsWith: [1],
+  endsWith: ["0"],
+  regex: ["^[0-9]{3}$"],
+  isNull: [],
+  isNotNull: [],
+  gt: [300],
+  gte: ["300"],
+  lt: [10],
+  lte: ["1e1"],
+};
+
+const PROPERTY_CASES: Cases = {
+  is: [49, "12.5"],
+  isNot: [49],
+  contains: ["4"],
+  doesNotContain: ["4", "1"],
+  startsWith: ["-"],
+  endsWith: ["5"],
+  regex: ["^[0-9]+$"],
+  isNull: [],
+  isNotNull: [],
+  gt: [10],
+  gte: ["10"],
+  lt: [0],
+  lte: ["0"],
+};
+
+const SESSION_ATTRIBUTE_CASES: Cases = {
+  is: ["Google", `O'Reilly "Media"`],
+  isNot: ["Google"],
+  contains: ["oo"],
+  doesNotContain: ["oo", "ü"],
+  startsWith: ["G"],
+  endsWith: ["e", `"`],
+  regex: ["^[A-Z]"],
+  isNull: [],
+  isNotNull: [],
+  gt: ["100"],
+  gte: [5],
+  lt: ["2024"],
+  lte: [2024],
+};
+
+/** On sessions, isNot keeps sessions with some other path: s2's two paths are both excluded here. */
+const EVENT_ON_SESSION_CASES: Cases = { ...TEXT_CASES, isNot: ["/a_b", "/axb", "/blog/100%"] };
+
+const OPERATORS = Object.keys(TEXT_CASES);
+
+describe("filter semantics against the contract's wording", () => {
+  const matrix: Array<[string, string, "events" | "sessions", Cases]> = [
+    ["a text column", "path", "events", TEXT_CASES],
+    ["a numeric column", "duration", "events", NUMERIC_CASES],
+    ["a nested property", "properties.cart.price", "events", PROPERTY_CASES],
+    ["a session attribute on sessions", "referrer_name", "sessions", SESSION_ATTRIBUTE_CASES],
+    ["an event field on sessions", "path", "sessions", EVENT_ON_SESSION_CASES],
+  ];
+
+  for (const [title, name, target, cases] of matrix) {
+    describe(`${title} (${name} over ${target})`, () => {
+      it.each(OPERATORS)("%s", async (operator) => {
+        const values = cases[operator] ?? [];
+        const { projectId, labels } = await seed();
+        const filters = parse([{ name, operator, value: values }]);
+        if (target === "events") {
+          const expected = expectedEvents(name, operator, values);
+          expect(await eventLabels(projectId, labels, eventConditions(filters))).toEqual(expected);
+        } else {
+          const expected = expectedSessions(name, operator, values);
+          expect(await sessionIds(projectId, sessionConditions(filters))).toEqual(expected);
+        }
+      });
+    });
+  }
+
+  it("covers every operator in each case table", () => {
+    for (const cases of [
+      TEXT_CASES,
+      NUMERIC_CASES,
+      PROPERTY_CASES,
+      SESSION_ATTRIBUTE_CASES,
+      EVENT_ON_SESSION_CASES,
+    ]) {
+      expect(Object.keys(cases).sort()).toEqual(
+        [
+          "contains",
+          "doesNotContain",
+          "endsWith",
+          "gt",
+          "gte",
+          "is",
+          "isNot",
+          "isNull",
+          "isNotNull",
+          "lt",
+          "lte",
+          "regex",
+          "startsWith",
+        ].sort(),
+      );
+    }
+  });
+});
+
+describe("filter semantics, spelled out", () => {
+  it("doesNotContain with several values drops rows containing any of them (keeps nulls)", async () => {
+    const { projectId, labels } = await seed();
+    const filters = parse([{ name: "path", operator: "doesNotContain", value: ["blog", "%", "a"] }]);
+    // Not "always true" (OpenPanel's bug): only paths free of all three, plus the null path.
+    expect(await eventLabels(projectId, labels, eventConditions(filters))).toEqual([
+      "e2",
+      "e6",
+      "e7",
+      "e10",
+      "e11",
+      "e12",
+      "e17",
+    ]);
+  });
+
+  it("isNot matches rows where the field is null", async () => {
+    const { projectId, labels } = await seed();
+    const filters = parse([{ name: "referrerName", operator: "isNot", value: ["Google", "Bing"] }]);
+    const result = await eventLabels(projectId, labels, eventConditions(filters));
+    expect(result).toContain("e3"); // referrer_name is null
+    expect(result).toContain("e6"); // empty string is not "Google"
+    expect(result).not.toContain("e1");
+    expect(result).not.toContain("e2");
+    expect(result).toEqual(expectedEvents("referrerName", "isNot", ["Google", "Bing"]));
+  });
+
+  it("takes %, _ and \\ literally in contains, startsWith and endsWith", async () => {
+    const { projectId, labels } = await seed();
+    const run = async (operator: string, value: string) =>
+      eventLabels(projectId, labels, eventConditions(parse([{ name: "path", operator, value: [value] }])));
+    expect(await run("contains", "_")).toEqual(["e4"]); // not "/axb"
+    expect(await run("contains", "%")).toEqual(["e1", "e14", "e15"]);
+    expect(await run("contains", "a%b")).toEqual(["e15"]);
+    expect(await run("contains", "\\dir\\")).toEqual(["e7"]);
+    expect(await run("startsWith", "/a_")).toEqual(["e4"]);
+    expect(await run("endsWith", "0%")).toEqual(["e1", "e14"]);
+    expect(await run("endsWith", "\\file")).toEqual(["e7"]);
+    expect(await run("is", "/a_b")).toEqual(["e4"]);
+  });
+
+  it("is case-sensitive and handles quotes and unicode", async () => {
+    const { projectId, labels } = await seed();
+    const run = async (name: string, operator: string, value: Array<string | number>) =>
+      eventLabels(projectId, labels, eventConditions(parse([{ name, operator, value }])));
+    expect(await run("path", "is", ["/café"])).toEqual(["e8"]);
+    expect(await run("path", "startsWith", ["/Caf"])).toEqual(["e9"]);
+    expect(await run("referrer_name", "is", ["google"])).toEqual(["e10"]);
+    expect(await run("referrer_name", "contains", ["Ä"])).toEqual(["e8"]);
+    expect(await run("referrer_name", "is", [`O'Reilly "Media"`])).toEqual(["e12"]);
+    expect(await run("path", "is", ["/it's"])).toEqual(["e12"]);
+    expect(await run("properties.note", "is", ['say "hi"'])).toEqual(["e1"]);
+  });
+
+  it('compares a property\'s text form, so 49 and "49" match both', async () => {
+    const { projectId, labels } = await seed();
+    for (const value of [49, "49"]) {
+      const filters = parse([{ name: "properties.cart.price", operator: "is", value: [value] }]);
+      expect(await eventLabels(projectId, labels, eventConditions(filters))).toEqual(["e1", "e2"]);
+    }
+  });
+
+  it("never errors on non-numeric text in numeric comparisons; it just does not match", async () => {
+    const { projectId, labels } = await seed();
+    const filters = parse([{ name: "properties.cart.price", operator: "gte", value: [-1000] }]);
+    // "12abc", " 7", "-", "" and "not an object" are skipped; "1e3" and "-3.5" are numbers.
+    expect(await eventLabels(projectId, labels, eventConditions(filters))).toEqual([
+      "e1",
+      "e2",
+      "e4",
+      "e7",
+      "e8",
+      "e12",
+      "e14",
+    ]);
+  });
+
+  it("ANDs several filters, mixing session attributes and event fields", async () => {
+    const { projectId, labels } = await seed();
+    const filters = parse([
+      { name: "referrer_name", operator: "isNotNull" },
+      { name: "path", operator: "startsWith", value: ["/blog"] },
+      { name: "duration", operator: "gt", value: [100] },
+    ]);
+    // Events: all three must hold on the same row.
+    expect(await eventLabels(projectId, labels, eventConditions(filters))).toEqual(["e1"]);
+    // Sessions: the session's referrer, and each event filter satisfied by some event of it.
+    expect(await sessionIds(projectId, sessionConditions(filters))).toEqual(["s1", "s6"]);
+
+    // Each event-field filter is its own EXISTS: different events of s1 may satisfy them.
+    const split = parse([
+      { name: "name", operator: "is", value: ["purchase"] },
+      { name: "duration", operator: "gte", value: [20_000] },
+    ]);
+    expect(await sessionIds(projectId, sessionConditions(split))).toEqual(["s1"]);
+    expect(await eventLabels(projectId, labels, eventConditions(split))).toEqual([]);
+  });
+
+  it("on sessions, uses the first event's attributes, not later events'", async () => {
+    const { projectId } = await seed();
+    // s1's second event says Bing, s7's first says "2024" and its second Bing.
+    const bing = parse([{ name: "referrerName", operator: "is", value: ["Bing"] }]);
+    expect(await sessionIds(projectId, sessionConditions(bing))).toEqual([]);
+    const visitor = parse([{ name: "profileId", operator: "is", value: ["user-1"] }]);
+    expect(await sessionIds(projectId, sessionConditions(visitor))).toEqual(["s6"]);
+    const session = parse([{ name: "sessionId", operator: "is", value: ["s2", "s4"] }]);
+    expect(await sessionIds(projectId, sessionConditions(session))).toEqual(["s2", "s4"]);
+    const revenue = parse([{ name: "revenue", operator: "gt", value: [1000] }]);
+    expect(await sessionIds(projectId, sessionConditions(revenue))).toEqual(["s1"]);
+  });
+
+  it("accepts camelCase spellings", async () => {
+    const { projectId, labels } = await seed();
+    const snake = parse([{ name: "utm_source", operator: "contains", value: ["_"] }]);
+    const camel = parse([{ name: "utmSource", operator: "contains", value: ["_"] }]);
+    expect(camel[0]?.field).toEqual(snake[0]?.field);
+    expect(await eventLabels(projectId, labels, eventConditions(camel))).toEqual(["e1"]);
+    expect(await eventLabels(projectId, labels, eventConditions(parse([])))).toHaveLength(ROWS.length);
+  });
+
+  it("reads property keys with quotes, braces, commas and backslashes as one bound key path", async () => {
+    const projectId = uniqueId("filters-keys");
+    const key = `we'ird "key",{x}\\`;
+    await insertEvents(database.db, [
+      { projectId, sessionId: "k1", createdAt: new Date(T0), properties: { [key]: { "a b": "yes" } } },
+      { projectId, sessionId: "k2", createdAt: new Date(T0), properties: { other: "yes" } },
+    ]);
+    const filters = parse([{ name: `properties.${key}.a b`, operator: "is", value: ["yes"] }]);
+    expect(await sessionIds(projectId, sessionConditions(filters))).toEqual(["k1"]);
+  });
+});
+
+describe("regular expressions", () => {
+  it("uses Postgres POSIX semantics", async () => {
+    const { projectId, labels } = await seed();
+    const filters = parse([{ name: "path", operator: "regex", value: ["^/blog/[[:digit:]]+$"] }]);
+    await assertValidRegexes(database.db, filters);
+    expect(await eventLabels(projectId, labels, eventConditions(filters))).toEqual(["e3", "e13", "e16"]);
+  });
+
+  it("accepts valid patterns in one go", async () => {
+    const filters = parse([
+      { name: "path", operator: "regex", value: ["^/a", "b$", "(x|y)+"] },
+      { name: "country", operator: "is", value: ["NO"] },
+      { name: "properties.plan", operator: "regex", value: ["^pro$"] },
+    ]);
+    await expect(assertValidRegexes(database.db, filters)).resolves.toBeUndefined();
+    await expect(assertValidRegexes(database.db, parse([]))).resolves.toBeUndefined();
+  });
+
+  it("rejects an invalid pattern with a 400 pointing at its filter", async () => {
+    const filters = parse([
+      { name: "path", operator: "regex", value: ["^/ok$"] },
+      { name: "country", operator: "is", value: ["("] },
+      { name: "referrer", operator: "regex", value: ["fine", "(unclosed"] },
+    ]);
+    const error = await assertValidRegexes(database.db, filters).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ApiError);
+    const apiError = error as ApiError;
+    expect(apiError.status).toBe(400);
+    expect(apiError.code).toBe("VALIDATION_FAILED");
+    expect(apiError.errors).toHaveLength(1);
+    expect(apiError.errors[0]?.path).toBe("filters/2/value");
+    expect(apiError.errors[0]?.message).toMatch(/^invalid regular expression/);
+    expect(apiError.errors[0]?.message).toContain("(unclosed");
+  });
+
+  it("judges patterns by Postgres, not JavaScript", async () => {
+    // A named group is fine in JavaScript but not in Postgres.
+    const filters = parse([{ name: "path", operator: "regex", value: ["(?<year>[0-9]{4})"] }]);
+    const error = await assertValidRegexes(database.db, filters, "series/0/filters").catch(
+      (caught: unknown) => caught,
+    );
+    expect(error).toBeInstanceOf(ApiError);
+    expect((error as ApiError).errors[0]?.path).toBe("series/0/filters/0/value");
+  });
+});
+
+describe("bound parameters", () => {
+  it("never puts a value or a property key into the SQL text", () => {
+    const marker = "zq'\"x;--";
+    const filters = parse([
+      { name: `properties.${marker}key.${marker}nested`, operator: "is", value: [`${marker}v1`, 7777] },
+      { name: "path", operator: "contains", value: [`${marker}v2`] },
+      { name: "path", operator: "doesNotContain", value: [`${marker}v3`, `${marker}v4`] },
+      { name: "referrer", operator: "startsWith", value: [`${marker}v5`] },
+      { name: "country", operator: "endsWith", value: [`${marker}v6`] },
+      { name: "browser", operator: "regex", value: [`${marker}v7`] },
+      { name: "city", operator: "isNot", value: [`${marker}v8`] },
+      { name: "duration", operator: "gt", value: [8888] },
+      { name: `properties.${marker}n`, operator: "lte", value: ["9999"] },
+      { name: "revenue", operator: "is", value: [6666] },
+    ]);
+    const dialect = new PgDialect();
+    for (const condition of [eventConditions(filters), sessionConditions(filters)]) {
+      if (!condition) throw new Error("no condition");
+      const query = dialect.sqlToQuery(condition);
+      for (const fragment of ["zq", "key", "nested", "7777", "8888", "9999", "6666", "v1", "v8"]) {
+        expect(query.sql).not.toContain(fragment);
+      }
+      const params = JSON.stringify(query.params);
+      for (const fragment of [
+        "v1",
+        "v2",
+        "v3",
+        "v4",
+        "v5",
+        "v6",
+        "v7",
+        "v8",
+        "key",
+        "nested",
+        "8888",
+        "9999",
+      ]) {
+        expect(params).toContain(fragment);
+      }
+      // The key path is one text[] parameter, not a list of placeholders.
+      expect(query.params).toContainEqual([`${marker}key`, `${marker}nested`]);
+    }
+  });
+
+  it("also binds the values of the query built by db.select()", () => {
+    const filters = parse([{ name: "properties.secret", operator: "is", value: ["s3cr3t"] }]);
+    const query = database.db.select({ id: events.id }).from(events).where(eventConditions(filters)).toSQL();
+    expect(query.sql).not.toContain("secret");
+    expect(query.sql).not.toContain("s3cr3t");
+    expect(query.params).toEqual([["secret"], "s3cr3t"]);
+  });
+});
+
+describe("FiltersParam", () => {
+  const one = (filter: unknown) => JSON.stringify([filter]);
+
+  it("defaults to no filters and normalizes valid input", () => {
+    expect(fieldErrors(undefined)).toEqual([]);
+    const result = v.parse(Query, {
+      filters: JSON.stringify([
+        { name: "referrerName", operator: "isNull" },
+        { name: "properties.a.b", operator: "gte", value: ["10", "ignored"] },
+        { name: "duration", operator: "isNotNull", value: [1] },
+      ]),
+    });
+    expect(normalizeFilters(v.parse(Query, {}).filters)).toEqual([]);
+    expect(normalizeFilters(result.filters)).toEqual([
+      {
+        field: { kind: "column", column: "referrer_name", scope: "session", numeric: false },
+        operator: "isNull",
+        values: [],
+        index: 0,
+      },
+      {
+        field: { kind: "property", path: ["a", "b"], scope: "event" },
+        operator: "gte",
+        values: ["10", "ignored"],
+        index: 1,
+      },
+      {
+        field: { kind: "column", column: "duration", scope: "event", numeric: true },
+        operator: "isNotNull",
+        values: [],
+        index: 2,
+      },
+    ]);
+  });
+
+  it("points at the offending part of the input", () => {
+    const valid = { name: "path", operator: "is", value: ["/"] };
+    expect(paths("{not json")).toEqual(["filters"]);
+    expect(paths("")).toEqual(["filters"]);
+    expect(paths('{"name":"path"}')).toEqual(["filters"]);
+    expect(paths(JSON.stringify(Array.from({ length: 21 }, () => valid)))).toEqual(["filters"]);
+    expect(paths(JSON.stringify(Array.from({ length: 20 }, () => valid)))).toEqual([]);
+    expect(paths(one({ ...valid, value: Array.from({ length: 101 }, (_, i) => i) }))).toEqual([
+      "filters/0/value",
+    ]);
+    expect(paths(one({ ...valid, value: Array.from({ length: 100 }, (_, i) => String(i)) }))).toEqual([]);
+    expect(paths(JSON.stringify([valid, valid, { ...valid, name: "colour" }]))).toEqual(["filters/2/name"]);
+    expect(paths(JSON.stringify([valid, { ...valid, operator: "equals" }]))).toEqual(["filters/1/operator"]);
+    expect(paths(one({ ...valid, name: "properties." }))).toEqual(["filters/0/name"]);
+    expect(paths(one({ ...valid, name: "properties.a..b" }))).toEqual(["filters/0/name"]);
+    expect(paths(one({ ...valid, value: "/" }))).toEqual(["filters/0/value"]);
+    expect(paths(one({ ...valid, value: [{ x: 1 }] }))).toEqual(["filters/0/value/0"]);
+    expect(paths(one({ ...valid, value: [true] }))).toEqual(["filters/0/value/0"]);
+    expect(paths(one({ name: "duration", operator: "gt", value: ["ten"] }))).toEqual(["filters/0/value"]);
+    expect(paths(one({ name: "path", operator: "lt", value: [] }))).toEqual(["filters/0/value"]);
+    expect(paths(one({ name: "path", operator: "contains" }))).toEqual(["filters/0/value"]);
+    expect(paths(one({ name: "duration", operator: "is", value: [10, "abc"] }))).toEqual(["filters/0/value"]);
+    expect(paths(JSON.stringify([valid, "path"]))).toEqual(["filters/1"]);
+    expect(paths(JSON.stringify([valid, { operator: "is", value: ["x"] }]))).toEqual(["filters/1/name"]);
+  });
+
+  it("gives messages that say what is wrong", () => {
+    const [unknownName] = fieldErrors(one({ name: "colour", operator: "is", value: ["x"] }));
+    expect(unknownName?.message).toContain('"colour"');
+    expect(unknownName?.message).toContain("properties.<key>");
+    const [operator] = fieldErrors(one({ name: "path", operator: "equals", value: ["x"] }));
+    expect(operator?.message).toContain("doesNotContain");
+    const [comparison] = fieldErrors(one({ name: "path", operator: "gt", value: ["x", 1] }));
+    expect(comparison?.message).toContain("number");
+    const [json] = fieldErrors("[{");
+    expect(json?.message).toContain("JSON");
+  });
+
+  it("accepts numbers as numeric text for comparisons and numeric fields", () => {
+    for (const value of [10, "10", "-2.5", "1e3", 0.5, ".5"]) {
+      expect(paths(one({ name: "path", operator: "gt", value: [value] }))).toEqual([]);
+      expect(paths(one({ name: "revenue", operator: "isNot", value: [value] }))).toEqual([]);
+    }
+    for (const value of ["", " 10", "10 ", "0x10", "Infinity", "1e99999", "1,5"]) {
+      expect(paths(one({ name: "path", operator: "gte", value: [value] }))).toEqual(["filters/0/value"]);
+    }
+    // Regex patterns on numeric fields are patterns, not numbers.
+    expect(paths(one({ name: "duration", operator: "regex", value: ["^1"] }))).toEqual([]);
+  });
+
+  it("documents the parameter as a JSON string", () => {
+    const schema = toJsonSchema(Query, { errorMode: "ignore" });
+    const filters = schema.properties?.filters;
+    expect(filters).toMatchObject({ type: "string", default: "[]" });
+    expect(JSON.stringify(filters)).toContain("doesNotContain");
+    expect(JSON.stringify(filters)).toContain("properties.<key>");
+  });
+});
