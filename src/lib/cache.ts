@@ -12,19 +12,17 @@ import { sha256Hex } from "./secrets";
 export const CACHE_SCHEMA_VERSION = "v1";
 const KV_MINIMUM_TTL_SECONDS = 60;
 
-export interface CachedAnswer {
-  /** The JSON text of the response body. */
-  body: string;
-  etag: string;
+export interface CachedAnswer<T> {
+  value: T;
   /** Seconds the answer stays fresh from now. */
   freshFor: number;
+  /** RFC 9211 `Cache-Status` value. */
   cacheStatus: string;
 }
 
-interface StoredEntry {
+interface StoredEntry<T> {
   storedAt: number;
-  body: string;
-  etag: string;
+  value: T;
 }
 
 export async function entityTag(body: string): Promise<string> {
@@ -43,29 +41,24 @@ function bypassesCache(c: Context<AppEnv>): boolean {
 
 const CACHE_NAME = "analytics-kv";
 
-export async function readThrough(
+export async function readThrough<T>(
   c: Context<AppEnv>,
   key: string,
   freshSeconds: number,
-  compute: () => Promise<unknown>,
-): Promise<CachedAnswer> {
+  compute: () => Promise<T>,
+): Promise<CachedAnswer<T>> {
   const now = Date.now();
   let lookup = "fwd=miss";
   if (bypassesCache(c)) {
     lookup = "fwd=request";
   } else {
     try {
-      const entry = await c.env.CACHE.get<StoredEntry>(key, "json");
+      const entry = await c.env.CACHE.get<StoredEntry<T>>(key, "json");
       if (entry) {
         const age = (now - entry.storedAt) / 1000;
         if (age >= 0 && age < freshSeconds) {
           const freshFor = Math.max(0, Math.floor(freshSeconds - age));
-          return {
-            body: entry.body,
-            etag: entry.etag,
-            freshFor,
-            cacheStatus: `${CACHE_NAME}; hit; ttl=${freshFor}`,
-          };
+          return { value: entry.value, freshFor, cacheStatus: `${CACHE_NAME}; hit; ttl=${freshFor}` };
         }
         lookup = "fwd=stale";
       }
@@ -75,9 +68,8 @@ export async function readThrough(
     }
   }
 
-  const body = JSON.stringify(await compute());
-  const etag = await entityTag(body);
-  const entry: StoredEntry = { storedAt: now, body, etag };
+  const value = await compute();
+  const entry: StoredEntry<T> = { storedAt: now, value };
   const write = Promise.resolve()
     .then(() =>
       c.env.CACHE.put(key, JSON.stringify(entry), {
@@ -86,5 +78,5 @@ export async function readThrough(
     )
     .catch((error: unknown) => console.warn(`[${c.get("requestId")}] cache write failed`, error));
   c.executionCtx.waitUntil(write);
-  return { body, etag, freshFor: freshSeconds, cacheStatus: `${CACHE_NAME}; ${lookup}; stored` };
+  return { value, freshFor: freshSeconds, cacheStatus: `${CACHE_NAME}; ${lookup}; stored` };
 }

@@ -33,6 +33,9 @@ export const EXPOSED_HEADERS = [
   "RateLimit-Remaining",
   "RateLimit-Reset",
   "Retry-After",
+  "X-Window-Start",
+  "X-Window-End",
+  "X-Timezone",
 ];
 
 /** CORS for browser apps; origins come from CORS_ORIGINS (comma-separated, or `*`). */

@@ -3,8 +3,8 @@ import type { AppEnv } from "../env";
 import { entityTag } from "./cache";
 
 export interface JsonAnswer {
-  body: string;
-  etag?: string;
+  /** Serialized once here, so the ETag is the hash of exactly the bytes sent. */
+  body: unknown;
   /** Seconds a client may reuse the answer; 0 means revalidate every time. */
   freshFor?: number;
   cacheStatus?: string;
@@ -23,7 +23,8 @@ function matchesIfNoneMatch(ifNoneMatch: string | undefined, etag: string): bool
  * (contract section 9). Every successful JSON response of the API goes through here.
  */
 export async function sendJson(c: Context<AppEnv>, answer: JsonAnswer): Promise<Response> {
-  const etag = answer.etag ?? (await entityTag(answer.body));
+  const text = JSON.stringify(answer.body);
+  const etag = await entityTag(text);
   const headers: Record<string, string> = {
     ...answer.headers,
     ETag: etag,
@@ -33,5 +34,5 @@ export async function sendJson(c: Context<AppEnv>, answer: JsonAnswer): Promise<
   if (matchesIfNoneMatch(c.req.header("if-none-match"), etag)) {
     return c.body(null, 304, headers);
   }
-  return c.body(answer.body, 200, { ...headers, "Content-Type": "application/json; charset=utf-8" });
+  return c.body(text, 200, { ...headers, "Content-Type": "application/json; charset=utf-8" });
 }

@@ -8,6 +8,13 @@ import { call, expectProblem, testDatabase } from "../support/worker/http";
  */
 const ROUTES: Array<{ name: string; path: (projectId: string) => string }> = [
   { name: "GET /insights/{projectId}/live", path: (projectId) => `/insights/${projectId}/live` },
+  { name: "GET /insights/{projectId}/metrics", path: (projectId) => `/insights/${projectId}/metrics` },
+  { name: "GET /insights/{projectId}/pages", path: (projectId) => `/insights/${projectId}/pages` },
+  {
+    name: "GET /insights/{projectId}/referrer_name",
+    path: (projectId) => `/insights/${projectId}/referrer_name`,
+  },
+  { name: "GET /insights/{projectId}/city", path: (projectId) => `/insights/${projectId}/city` },
 ];
 
 const database = testDatabase();

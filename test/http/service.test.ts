@@ -153,7 +153,13 @@ describe("GET /openapi.json and /docs", () => {
     expect(response.status).toBe(200);
     const document = response.body;
     expect(document.openapi).toBe("3.1.0");
-    expect(Object.keys(document.paths).sort()).toEqual(["/health", "/insights/{projectId}/live"]);
+    expect(Object.keys(document.paths).sort()).toEqual([
+      "/health",
+      "/insights/{projectId}/live",
+      "/insights/{projectId}/metrics",
+      "/insights/{projectId}/pages",
+      "/insights/{projectId}/{dimension}",
+    ]);
     const live = document.paths["/insights/{projectId}/live"]?.get;
     expect(live?.parameters?.map((p) => `${p.in}:${p.name}`).sort()).toEqual([
       "path:projectId",

@@ -1,7 +1,10 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../../env";
 import { authenticate, authorizeProject } from "../../lib/auth";
+import { breakdown } from "./breakdown";
 import { live } from "./live";
+import { metrics } from "./metrics";
+import { pages } from "./pages";
 
 /** `/insights/{projectId}/…`: every route reads one project the client may read. */
 export const insights = new Hono<AppEnv>()
@@ -9,4 +12,8 @@ export const insights = new Hono<AppEnv>()
     await authorizeProject(c, c.req.param("projectId") ?? "");
     await next();
   })
-  .route("/", live);
+  .route("/", live)
+  .route("/", metrics)
+  .route("/", pages)
+  // Last: `/:projectId/:dimension` would otherwise shadow the named routes.
+  .route("/", breakdown);

@@ -51,6 +51,6 @@ export const live = new Hono<AppEnv>().get(
     const answer = await readThrough(c, key, LIVE_FRESH_SECONDS, async () => ({
       visitors: await liveVisitors(useDatabase(c), projectId, minutes, new Date()),
     }));
-    return sendJson(c, answer);
+    return sendJson(c, { ...answer, body: answer.value });
   },
 );

@@ -1,0 +1,13 @@
+import { type SQL, sql } from "drizzle-orm";
+
+/** `round(numerator * scale / denominator, 2)` in exact decimal arithmetic; 0 when the denominator is 0. */
+export function ratio(numerator: SQL, denominator: SQL, scale = 1): SQL<string> {
+  return sql<string>`coalesce(round((${numerator})::numeric * ${scale} / nullif(${denominator}, 0), 2), 0)`;
+}
+
+/** One bound `timestamptz[]` parameter (bucket edges), never a list of placeholders. */
+export function timestampArray(instants: number[]): SQL {
+  return sql`${sql.param(instants.map((ms) => new Date(ms).toISOString()))}::timestamptz[]`;
+}
+
+export const toNumber = (value: string | number | null | undefined): number => Number(value ?? 0);

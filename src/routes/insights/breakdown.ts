@@ -1,0 +1,63 @@
+import { Hono } from "hono";
+import { describeRoute } from "hono-openapi";
+import * as v from "valibot";
+import type { AppEnv } from "../../env";
+import { ApiError } from "../../lib/errors";
+import { jsonContent, PROJECT_ROUTE_PROBLEMS, problemResponses } from "../../lib/openapi";
+import { validate } from "../../lib/validation";
+import { BREAKDOWN_DIMENSIONS, type BreakdownDimension, sessionBreakdown } from "../../queries/insights";
+import { answerList, ListQuery } from "./list";
+
+const DIMENSIONS = Object.keys(BREAKDOWN_DIMENSIONS) as BreakdownDimension[];
+
+const BreakdownRowSchema = v.object({
+  name: v.pipe(
+    v.nullable(v.string()),
+    v.description("The value, or null where it is not set (e.g. direct traffic)."),
+  ),
+  prefix: v.optional(
+    v.pipe(
+      v.nullable(v.string()),
+      v.description("Only on region/city (the country), browser_version (the browser), os_version (the OS)."),
+    ),
+  ),
+  sessions: v.number(),
+  pageviews: v.pipe(v.number(), v.description("Screen views of those sessions.")),
+  bounce_rate: v.number(),
+  avg_session_duration: v.pipe(v.number(), v.description("Seconds, over sessions longer than 0.")),
+});
+
+const DimensionParams = v.object({
+  projectId: v.string(),
+  dimension: v.pipe(v.picklist(DIMENSIONS), v.description("The session attribute to group by.")),
+});
+
+export const breakdown = new Hono<AppEnv>().get(
+  "/:projectId/:dimension",
+  describeRoute({
+    tags: ["Insights"],
+    summary: "Sessions by a dimension",
+    description:
+      "Sessions of the window grouped by one attribute of their first event: traffic source, geography, device and technology, or a UTM parameter. Sorted by sessions (desc), then name, then prefix; paged like /pages. Any other dimension is 404.",
+    responses: {
+      200: { description: "Breakdown rows", content: jsonContent(v.array(BreakdownRowSchema)) },
+      304: { description: "Not modified (If-None-Match matched the ETag)" },
+      ...problemResponses(...PROJECT_ROUTE_PROBLEMS, "NOT_FOUND"),
+    },
+  }),
+  async (c, next) => {
+    // An unknown dimension is an unknown path, not a bad parameter.
+    if (!(DIMENSIONS as string[]).includes(c.req.param("dimension"))) {
+      throw new ApiError({ code: "NOT_FOUND", detail: `No endpoint at ${new URL(c.req.url).pathname}.` });
+    }
+    await next();
+  },
+  validate("param", DimensionParams),
+  validate("query", ListQuery),
+  (c) => {
+    const { dimension } = c.req.valid("param");
+    return answerList(c, dimension, c.req.valid("query"), (db, scope, page) =>
+      sessionBreakdown(db, scope, dimension, page),
+    );
+  },
+);

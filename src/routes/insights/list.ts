@@ -1,0 +1,60 @@
+import type { Context } from "hono";
+import * as v from "valibot";
+import type { AppEnv } from "../../env";
+import { cacheKey, readThrough } from "../../lib/cache";
+import { useDatabase } from "../../lib/database";
+import {
+  CursorParam,
+  decodeOffsetCursor,
+  encodeOffsetCursor,
+  LimitParam,
+  nextPageHeaders,
+  queryFingerprint,
+} from "../../lib/paging";
+import { sendJson } from "../../lib/respond";
+import { assertValidRegexes } from "../../queries/filters";
+import type { Page, SessionScope } from "../../queries/insights";
+import { freshnessFor, RangeParams, type RangeQuery, resolveInsightsScope } from "./params";
+
+/** Query of the ranked insights lists: the shared range parameters plus `cursor`/`limit`. */
+export const ListQuery = v.object({ ...RangeParams, limit: LimitParam(10), cursor: CursorParam });
+
+/**
+ * Answers a ranked list endpoint: resolves scope and page, reads through the cache, and sets the
+ * `Link`/`X-Next-Cursor` headers. The body stays a plain array (contract section 4).
+ */
+export async function answerList<Row>(
+  c: Context<AppEnv>,
+  route: string,
+  query: RangeQuery & { limit: number; cursor?: string },
+  fetchRows: (db: ReturnType<typeof useDatabase>, scope: SessionScope, page: Page) => Promise<Row[]>,
+): Promise<Response> {
+  const scope = resolveInsightsScope(c, query, { autoInterval: false });
+  const project = c.get("project");
+  const fingerprint = await queryFingerprint({ route, project: project.id, ...scope.fingerprint });
+  const offset = decodeOffsetCursor(query.cursor, fingerprint);
+  const page = { offset, limit: query.limit };
+  const key = await cacheKey(project.id, route, { ...scope.fingerprint, page });
+  const answer = await readThrough(c, key, freshnessFor(scope.range), async () => {
+    const db = useDatabase(c);
+    await assertValidRegexes(db, scope.filters);
+    const rows = await fetchRows(
+      db,
+      { projectId: project.id, window: scope.range.window, filters: scope.filters },
+      page,
+    );
+    return { rows: rows.slice(0, page.limit), hasMore: rows.length > page.limit };
+  });
+  const next = answer.value.hasMore ? encodeOffsetCursor(offset + page.limit, fingerprint) : undefined;
+  return sendJson(c, {
+    body: answer.value.rows,
+    freshFor: answer.freshFor,
+    cacheStatus: answer.cacheStatus,
+    headers: {
+      ...nextPageHeaders(c.req.url, next),
+      "X-Window-Start": scope.range.meta.startDate,
+      "X-Window-End": scope.range.meta.endDate,
+      "X-Timezone": scope.range.timezone,
+    },
+  });
+}

@@ -1,0 +1,35 @@
+import { Hono } from "hono";
+import { describeRoute } from "hono-openapi";
+import * as v from "valibot";
+import type { AppEnv } from "../../env";
+import { jsonContent, PROJECT_ROUTE_PROBLEMS, problemResponses } from "../../lib/openapi";
+import { validate } from "../../lib/validation";
+import { topPages } from "../../queries/insights";
+import { answerList, ListQuery } from "./list";
+
+const PageRowSchema = v.object({
+  title: v.pipe(v.nullable(v.string()), v.description("A title seen for the page, or null.")),
+  origin: v.nullable(v.string()),
+  path: v.nullable(v.string()),
+  sessions: v.pipe(v.number(), v.description("Sessions with a screen view of this page.")),
+  pageviews: v.pipe(v.number(), v.description("Screen views of this page in those sessions.")),
+  bounce_rate: v.pipe(v.number(), v.description("Bounce rate over those sessions (percent, 2 decimals).")),
+  avg_duration: v.pipe(v.number(), v.description("Mean time on page in seconds, over views longer than 0.")),
+});
+
+export const pages = new Hono<AppEnv>().get(
+  "/:projectId/pages",
+  describeRoute({
+    tags: ["Insights"],
+    summary: "Top pages",
+    description:
+      "Pages of the sessions in the window, sorted by sessions (desc), then path, then origin. Paged with `limit`/`cursor`; the next page is in `Link` and `X-Next-Cursor`.",
+    responses: {
+      200: { description: "Pages", content: jsonContent(v.array(PageRowSchema)) },
+      304: { description: "Not modified (If-None-Match matched the ETag)" },
+      ...problemResponses(...PROJECT_ROUTE_PROBLEMS),
+    },
+  }),
+  validate("query", ListQuery),
+  (c) => answerList(c, "pages", c.req.valid("query"), topPages),
+);
