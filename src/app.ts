@@ -4,6 +4,7 @@ import type { AppEnv } from "./env";
 import { closeDatabaseAfterResponse } from "./lib/database";
 import { handleError, handleNotFound } from "./lib/errors";
 import { corsForBrowserApps, readOnlyMethods } from "./lib/http";
+import { exportRoutes } from "./routes/export";
 import { health } from "./routes/health";
 import { insights } from "./routes/insights";
 import { reference } from "./routes/reference";
@@ -16,6 +17,7 @@ export function createApp(): Hono<AppEnv> {
   app.use(requestId(), readOnlyMethods, corsForBrowserApps, closeDatabaseAfterResponse);
   app.route("/", health);
   app.route("/insights", insights);
+  app.route("/export", exportRoutes);
   app.route("/", reference(app));
   return app;
 }
