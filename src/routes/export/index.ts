@@ -2,21 +2,29 @@ import { Hono } from "hono";
 import type { AppEnv } from "../../env";
 import { authenticate, authorizeProject } from "../../lib/auth";
 import { ApiError } from "../../lib/errors";
+import { charts } from "./charts";
+import { events } from "./events";
 
 /**
  * `/export/…`: the project comes from `projectId` (or `project_id`). A read client may omit it
  * and gets its own project; a root client reads many projects, so it must say which.
  */
-export const exportRoutes = new Hono<AppEnv>().use("*", authenticate, async (c, next) => {
-  const client = c.get("client");
-  const requested = c.req.query("projectId") ?? c.req.query("project_id");
-  if (requested === undefined || requested === "") {
-    if (client.type === "root" || client.projectId === null) {
-      throw ApiError.invalid("projectId", "projectId is required for a root client: it can read several projects");
+export const exportRoutes = new Hono<AppEnv>()
+  .use("*", authenticate, async (c, next) => {
+    const client = c.get("client");
+    const requested = c.req.query("projectId") ?? c.req.query("project_id");
+    if (requested === undefined || requested === "") {
+      if (client.type === "root" || client.projectId === null) {
+        throw ApiError.invalid(
+          "projectId",
+          "projectId is required for a root client: it can read several projects",
+        );
+      }
+      await authorizeProject(c, client.projectId);
+    } else {
+      await authorizeProject(c, requested);
     }
-    await authorizeProject(c, client.projectId);
-  } else {
-    await authorizeProject(c, requested);
-  }
-  await next();
-});
+    await next();
+  })
+  .route("/", events)
+  .route("/", charts);
