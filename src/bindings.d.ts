@@ -5,7 +5,4 @@ declare namespace Cloudflare {
     /** Postgres connection string: a secret in production, `--var`/`.dev.vars` locally. */
     DATABASE_URL: string;
   }
-  interface GlobalProps {
-    mainModule: typeof import("./index");
-  }
 }

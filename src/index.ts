@@ -2,6 +2,8 @@ import { createApp } from "./app";
 import type { Bindings } from "./env";
 import { runScheduled } from "./scheduled";
 
+export { ClientRateLimiter } from "./rate-limiter";
+
 const app = createApp();
 
 export default {

@@ -1,5 +1,14 @@
+import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { basicAuthHeaders, createTenant, credentialHeaders, type Tenant } from "../support/factories";
+import worker from "../../src/index";
+import {
+  basicAuthHeaders,
+  createClient,
+  createTenant,
+  credentialHeaders,
+  type Tenant,
+  type TestClient,
+} from "../support/factories";
 import { call, expectProblem, testDatabase } from "../support/worker/http";
 
 /**
@@ -114,5 +123,63 @@ describe.each(ROUTES)("$name", (route) => {
     });
     expect(response.status).toBe(200);
     expect(response.body).toBe("");
+  });
+});
+
+describe("rate limiting", () => {
+  /** Runs the Worker with a small limit; each test uses its own client, so counters never collide. */
+  async function hit(path: string, client: TestClient, limit: string) {
+    const ctx = createExecutionContext();
+    const response = await worker.fetch(
+      new Request(`http://api.test${path}`, { headers: credentialHeaders(client) }),
+      { ...env, RATE_LIMIT_PER_10S: limit },
+      ctx,
+    );
+    const text = await response.text();
+    await waitOnExecutionContext(ctx);
+    return { status: response.status, headers: response.headers, text };
+  }
+
+  it("counts per authenticated client, announces the budget and answers 429 with Retry-After", async () => {
+    const client = await createClient(database.db, {
+      type: "read",
+      organizationId: tenant.organizationId,
+      projectId: tenant.projectId,
+    });
+    const path = `/insights/${tenant.projectId}/live`;
+    const responses = [];
+    for (let i = 0; i < 4; i++) responses.push(await hit(path, client, "3"));
+    expect(responses.map((r) => r.status)).toEqual([200, 200, 200, 429]);
+    expect(responses.map((r) => r.headers.get("ratelimit-remaining"))).toEqual(["2", "1", "0", "0"]);
+    for (const response of responses) {
+      expect(response.headers.get("ratelimit-limit")).toBe("3");
+      expect(Number(response.headers.get("ratelimit-reset"))).toBeGreaterThanOrEqual(1);
+      expect(Number(response.headers.get("ratelimit-reset"))).toBeLessThanOrEqual(10);
+    }
+    const limited = responses[3];
+    expect(limited?.headers.get("content-type")).toBe("application/problem+json");
+    expect(JSON.parse(limited?.text ?? "{}").code).toBe("RATE_LIMITED");
+    expect(Number(limited?.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+
+    // Another client of the same project has its own budget.
+    const other = await createClient(database.db, {
+      type: "read",
+      organizationId: tenant.organizationId,
+      projectId: tenant.projectId,
+    });
+    expect((await hit(path, other, "3")).status).toBe(200);
+  });
+
+  it("is off with RATE_LIMIT_PER_10S=0: no 429 and no RateLimit headers", async () => {
+    const client = await createClient(database.db, {
+      type: "read",
+      organizationId: tenant.organizationId,
+      projectId: tenant.projectId,
+    });
+    for (let i = 0; i < 5; i++) {
+      const response = await hit(`/insights/${tenant.projectId}/live`, client, "0");
+      expect(response.status).toBe(200);
+      expect(response.headers.get("ratelimit-limit")).toBeNull();
+    }
   });
 });

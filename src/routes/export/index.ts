@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import type { AppEnv } from "../../env";
 import { authenticate, authorizeProject } from "../../lib/auth";
 import { ApiError } from "../../lib/errors";
+import { rateLimit } from "../../lib/rate-limit";
 import { charts } from "./charts";
 import { events } from "./events";
 
@@ -10,7 +11,7 @@ import { events } from "./events";
  * and gets its own project; a root client reads many projects, so it must say which.
  */
 export const exportRoutes = new Hono<AppEnv>()
-  .use("*", authenticate, async (c, next) => {
+  .use("*", authenticate, rateLimit, async (c, next) => {
     const client = c.get("client");
     const requested = c.req.query("projectId") ?? c.req.query("project_id");
     if (requested === undefined || requested === "") {
