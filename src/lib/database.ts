@@ -24,3 +24,17 @@ export const closeDatabaseAfterResponse: MiddlewareHandler<AppEnv> = async (c, n
     if (handle) c.executionCtx.waitUntil(handle.close());
   }
 };
+
+/**
+ * Hands the request's pool over to a streamed body. `closeDatabaseAfterResponse` ends the pool as
+ * soon as the handler returns, which would cut a stream that still reads batches; so the pool is
+ * taken off the request here and ended through `waitUntil` once `finished` settles (the stream
+ * completed, failed or was cancelled by the client). Call it just before returning the stream.
+ */
+export function closeDatabaseAfterStream(c: Context<AppEnv>, finished: Promise<unknown>): void {
+  const handle = c.get("database");
+  if (!handle) return;
+  c.set("database", undefined);
+  const close = () => handle.close();
+  c.executionCtx.waitUntil(finished.then(close, close));
+}

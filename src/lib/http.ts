@@ -36,6 +36,7 @@ export const EXPOSED_HEADERS = [
   "X-Window-Start",
   "X-Window-End",
   "X-Timezone",
+  "Content-Disposition",
 ];
 
 /** CORS for browser apps; origins come from CORS_ORIGINS (comma-separated, or `*`). */

@@ -24,6 +24,16 @@ const ROUTES: Array<{ name: string; path: (projectId: string) => string }> = [
     path: (projectId) => `/insights/${projectId}/referrer_name`,
   },
   { name: "GET /insights/{projectId}/city", path: (projectId) => `/insights/${projectId}/city` },
+  { name: "GET /export/events", path: (projectId) => `/export/events?projectId=${projectId}` },
+  {
+    name: "GET /export/events (CSV)",
+    path: (projectId) => `/export/events?project_id=${projectId}&format=csv`,
+  },
+  {
+    name: "GET /export/charts",
+    path: (projectId) =>
+      `/export/charts?projectId=${projectId}&series=${encodeURIComponent('[{"name":"screen_view"}]')}`,
+  },
 ];
 
 const database = testDatabase();

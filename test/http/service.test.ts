@@ -154,6 +154,8 @@ describe("GET /openapi.json and /docs", () => {
     const document = response.body;
     expect(document.openapi).toBe("3.1.0");
     expect(Object.keys(document.paths).sort()).toEqual([
+      "/export/charts",
+      "/export/events",
       "/health",
       "/insights/{projectId}/live",
       "/insights/{projectId}/metrics",

@@ -1,0 +1,183 @@
+/**
+ * Wire formats of the event export (contract section 6): format negotiation, NDJSON and CSV
+ * encoding, and the pull-based body that streams an export batch by batch.
+ */
+
+export const EXPORT_FORMATS = ["json", "ndjson", "csv"] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+
+export const EXPORT_CONTENT_TYPES: Record<ExportFormat, string> = {
+  json: "application/json; charset=utf-8",
+  ndjson: "application/x-ndjson",
+  csv: "text/csv; charset=utf-8",
+};
+
+const ACCEPTED_MEDIA_TYPES: Record<string, ExportFormat> = {
+  "application/json": "json",
+  "application/x-ndjson": "ndjson",
+  // The registered name; some clients send it rather than the x- form.
+  "application/ndjson": "ndjson",
+  "text/csv": "csv",
+};
+
+/**
+ * The format of an export: the `format` parameter when given, else the `Accept` media type with
+ * the highest quality among those the export speaks (the first listed on a tie), else JSON.
+ * An Accept header naming none of them is not an error: it gets JSON, as `*∕*` would.
+ */
+export function negotiateExportFormat(
+  format: ExportFormat | undefined,
+  accept: string | undefined,
+): ExportFormat {
+  if (format) return format;
+  let best: { format: ExportFormat; quality: number } | undefined;
+  for (const range of (accept ?? "").split(",")) {
+    const [type = "", ...parameters] = range.split(";").map((part) => part.trim());
+    const candidate = ACCEPTED_MEDIA_TYPES[type.toLowerCase()];
+    if (!candidate) continue;
+    const q = parameters.find((parameter) => /^q=/i.test(parameter));
+    const quality = q === undefined ? 1 : Number(q.slice(2));
+    if (!(quality > 0)) continue;
+    if (!best || quality > best.quality) best = { format: candidate, quality };
+  }
+  return best?.format ?? "json";
+}
+
+/** One NDJSON line: the record as compact JSON, newline-terminated. */
+export function ndjsonLine(record: unknown): string {
+  return `${JSON.stringify(record)}\n`;
+}
+
+/**
+ * One CSV cell (RFC 4180). Null is an empty cell and an empty string a quoted empty cell (`""`),
+ * so the two stay apart; objects are their JSON text. A cell with a comma, a quote, CR or LF is
+ * quoted, its quotes doubled; line breaks stay inside the quotes.
+ */
+export function csvCell(value: unknown): string {
+  if (value === null || value === undefined) return "";
+  const text = typeof value === "object" ? JSON.stringify(value) : String(value);
+  if (text === "") return '""';
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+/** One CSV record, CRLF-terminated as RFC 4180 asks. */
+export function csvLine(values: readonly unknown[]): string {
+  return `${values.map(csvCell).join(",")}\r\n`;
+}
+
+/** A filename token safe inside `Content-Disposition`'s quoted string. */
+export function attachmentFilename(stem: string, format: Exclude<ExportFormat, "json">): string {
+  return `${stem.replace(/[^A-Za-z0-9._-]/g, "_")}.${format}`;
+}
+
+export interface TextBatches {
+  /** Text read before the response started (the CSV header and the first batch). */
+  first: string;
+  /** The next batch's text, or undefined once the export is complete. */
+  next(): Promise<string | undefined>;
+  /** Called with an error that ended the stream after the headers were sent. */
+  onError(error: unknown): void;
+}
+
+export interface BatchStream {
+  body: ReadableStream<Uint8Array>;
+  /** Settles once the stream is closed, has failed or was cancelled by the client. */
+  finished: Promise<void>;
+}
+
+/**
+ * A response body that reads one batch per `pull`: the runtime pulls only when the client has
+ * taken what was sent (backpressure), so at most one batch is held in memory at a time and the
+ * first bytes leave before the rest is read.
+ *
+ * A failure after the first byte cannot become a problem+json any more (status and headers are
+ * gone): the stream is errored, which aborts the chunked body without its final chunk, so HTTP
+ * clients see an incomplete response rather than a silently short export. They resume with
+ * `after=<id of the last complete record>`.
+ */
+export function streamBatches(batches: TextBatches): BatchStream {
+  const encoder = new TextEncoder();
+  let settle: () => void = () => {};
+  const finished = new Promise<void>((resolve) => {
+    settle = resolve;
+  });
+  let sentFirst = false;
+  // After a cancel (the client went away) a batch still in flight is dropped, not reported.
+  let cancelled = false;
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        if (!sentFirst) {
+          sentFirst = true;
+          if (batches.first !== "") {
+            controller.enqueue(encoder.encode(batches.first));
+            return;
+          }
+        }
+        // Loop so an empty batch never leaves a pull without a chunk or an end.
+        for (;;) {
+          const text = await batches.next();
+          if (cancelled) return;
+          if (text === undefined) {
+            controller.close();
+            settle();
+            return;
+          }
+          if (text !== "") {
+            controller.enqueue(encoder.encode(text));
+            return;
+          }
+        }
+      } catch (error) {
+        if (!cancelled) {
+          batches.onError(error);
+          controller.error(error);
+        }
+        settle();
+      }
+    },
+    cancel() {
+      cancelled = true;
+      settle();
+    },
+  });
+  return { body, finished };
+}
+
+/**
+ * The export's keyset cursor: the position (`createdAt` in epoch ms and `id`) of the last event
+ * of a page, base64url-encoded. It names a place in the order, not a query, so it stays valid
+ * whatever else the request says; `v1` leaves room to change the layout.
+ */
+export interface CursorPosition {
+  createdAt: number;
+  id: string;
+}
+
+const CURSOR_TEXT = /^v1:(-?\d{1,16}):([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
+// Timestamps Postgres and `Date#toISOString` agree on (years 1–9999).
+const EARLIEST_MS = Date.parse("0001-01-01T00:00:00.000Z");
+const LATEST_MS = Date.parse("9999-12-31T23:59:59.999Z");
+
+export function encodeEventCursor(position: CursorPosition): string {
+  return btoa(`v1:${position.createdAt}:${position.id.toLowerCase()}`)
+    .replace(/\+/g, "-")
+    .replace(/\//g, "_")
+    .replace(/=+$/, "");
+}
+
+/** The position a cursor names, or undefined when the text is not a cursor this API issued. */
+export function decodeEventCursor(cursor: string): CursorPosition | undefined {
+  if (!/^[A-Za-z0-9_-]+$/.test(cursor)) return undefined;
+  let text: string;
+  try {
+    text = atob(cursor.replace(/-/g, "+").replace(/_/g, "/"));
+  } catch {
+    return undefined;
+  }
+  const match = CURSOR_TEXT.exec(text);
+  if (!match?.[1] || !match[2]) return undefined;
+  const createdAt = Number(match[1]);
+  if (!Number.isSafeInteger(createdAt) || createdAt < EARLIEST_MS || createdAt > LATEST_MS) return undefined;
+  return { createdAt, id: match[2] };
+}

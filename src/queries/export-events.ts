@@ -1,0 +1,328 @@
+import { and, desc, eq, gte, lt, type SQL, sql } from "drizzle-orm";
+import type { Database } from "../db/client";
+import { eventMeta, events, profiles } from "../db/schema";
+import type { Filter } from "../lib/filters";
+import { eventConditions } from "./filters";
+import { toNumber } from "./sql-helpers";
+
+/**
+ * Raw event export (contract section 6): the events of one project newest first, `created_at`
+ * desc then `id` desc, read in keyset pages over `events_project_time_idx (project_id,
+ * created_at, id)`, so every page costs the same however deep it is.
+ */
+
+export const EVENT_INCLUDES = ["profile", "meta", "properties", "geo", "device", "referrer"] as const;
+export type EventInclude = (typeof EVENT_INCLUDES)[number];
+
+export interface EventExportScope {
+  projectId: string;
+  /** Event names; empty means every name. */
+  names: string[];
+  profileId?: string;
+  /** Epoch ms, inclusive. */
+  start?: number;
+  /** Epoch ms, exclusive. */
+  end?: number;
+  filters: Filter[];
+}
+
+/** A place in the export order: the page after it starts with the next older event. */
+export interface EventPosition {
+  createdAt: number;
+  id: string;
+}
+
+export interface ExportedProfile {
+  id: string;
+  firstName: string | null;
+  lastName: string | null;
+  email: string | null;
+  avatar: string | null;
+  isExternal: boolean;
+  properties: Record<string, unknown>;
+  createdAt: string;
+  lastSeenAt: string | null;
+}
+
+export interface ExportedEventMeta {
+  name: string;
+  description: string | null;
+  conversion: boolean;
+  color: string | null;
+  icon: string | null;
+}
+
+/** One exported event; each `includes` group adds exactly its own keys. */
+export interface ExportedEvent {
+  id: string;
+  name: string;
+  deviceId: string;
+  profileId: string;
+  sessionId: string;
+  projectId: string;
+  /** RFC 3339 in UTC with milliseconds. */
+  createdAt: string;
+  path: string | null;
+  /** Milliseconds. */
+  duration: number;
+  /** Cents. */
+  revenue: number;
+  country: string | null;
+  city: string | null;
+  os: string | null;
+  browser: string | null;
+  profile?: ExportedProfile | null;
+  meta?: ExportedEventMeta | null;
+  properties?: Record<string, unknown>;
+  region?: string | null;
+  latitude?: number | null;
+  longitude?: number | null;
+  device?: string | null;
+  brand?: string | null;
+  model?: string | null;
+  osVersion?: string | null;
+  browserVersion?: string | null;
+  origin?: string | null;
+  referrer?: string | null;
+  referrerName?: string | null;
+  referrerType?: string | null;
+  utmSource?: string | null;
+  utmMedium?: string | null;
+  utmCampaign?: string | null;
+  utmTerm?: string | null;
+  utmContent?: string | null;
+}
+
+const ALWAYS = {
+  id: events.id,
+  name: events.name,
+  deviceId: events.deviceId,
+  profileId: events.profileId,
+  sessionId: events.sessionId,
+  projectId: events.projectId,
+  createdAt: events.createdAt,
+  path: events.path,
+  duration: events.duration,
+  revenue: events.revenue,
+  country: events.country,
+  city: events.city,
+  os: events.os,
+  browser: events.browser,
+};
+
+const PROFILE = {
+  id: profiles.id,
+  firstName: profiles.firstName,
+  lastName: profiles.lastName,
+  email: profiles.email,
+  avatar: profiles.avatar,
+  isExternal: profiles.isExternal,
+  properties: profiles.properties,
+  createdAt: profiles.createdAt,
+  lastSeenAt: profiles.lastSeenAt,
+};
+
+const META = {
+  name: eventMeta.name,
+  description: eventMeta.description,
+  conversion: eventMeta.conversion,
+  color: eventMeta.color,
+  icon: eventMeta.icon,
+};
+
+/** Event columns of the plain groups, in the order they appear in a record and a CSV row. */
+const GROUP_COLUMNS = {
+  properties: { properties: events.properties },
+  geo: { region: events.region, latitude: events.latitude, longitude: events.longitude },
+  device: {
+    device: events.device,
+    brand: events.brand,
+    model: events.model,
+    osVersion: events.osVersion,
+    browserVersion: events.browserVersion,
+  },
+  referrer: {
+    origin: events.origin,
+    referrer: events.referrer,
+    referrerName: events.referrerName,
+    referrerType: events.referrerType,
+    utmSource: events.utmSource,
+    utmMedium: events.utmMedium,
+    utmCampaign: events.utmCampaign,
+    utmTerm: events.utmTerm,
+    utmContent: events.utmContent,
+  },
+};
+
+/** The keys of a record with these groups, in record order: the CSV header row. */
+export function exportedEventKeys(includes: ReadonlySet<EventInclude>): Array<keyof ExportedEvent> {
+  const keys: Array<keyof ExportedEvent> = Object.keys(ALWAYS) as Array<keyof ExportedEvent>;
+  for (const group of EVENT_INCLUDES) {
+    if (!includes.has(group)) continue;
+    if (group === "profile" || group === "meta") keys.push(group);
+    else keys.push(...(Object.keys(GROUP_COLUMNS[group]) as Array<keyof ExportedEvent>));
+  }
+  return keys;
+}
+
+/** Every filter of the export, shared by the page and the count so both always agree. */
+function scopeConditions(scope: EventExportScope): SQL | undefined {
+  return and(
+    eq(events.projectId, scope.projectId),
+    // One bound text[] parameter however many names were asked for.
+    scope.names.length > 0 ? sql`${events.name} = any(${sql.param(scope.names)}::text[])` : undefined,
+    scope.profileId === undefined ? undefined : eq(events.profileId, scope.profileId),
+    scope.start === undefined ? undefined : gte(events.createdAt, new Date(scope.start)),
+    scope.end === undefined ? undefined : lt(events.createdAt, new Date(scope.end)),
+    eventConditions(scope.filters),
+  );
+}
+
+const positionRow = (position: EventPosition) =>
+  sql`(${new Date(position.createdAt).toISOString()}::timestamptz, ${position.id}::uuid)`;
+
+/**
+ * Events after `position` in the export order. A row comparison on the index columns, so Postgres
+ * starts the backward index scan right at the position instead of counting rows off.
+ */
+function olderThan(position: EventPosition): SQL {
+  return sql`(${events.createdAt}, ${events.id}) < ${positionRow(position)}`;
+}
+
+const iso = (value: Date) => value.toISOString();
+
+export interface EventPageRequest {
+  limit: number;
+  /** Start after this event (keyset paging). */
+  after?: EventPosition;
+  /** Skip this many events first (OpenPanel's `page`); only for the first page of a request. */
+  offset?: number;
+}
+
+/**
+ * The SQL of one page of the export (unexecuted, so its plan can be inspected). Profile and
+ * metadata come from LEFT JOINs in the same query (never a query per event); a group's columns
+ * are read only when it is included.
+ */
+export function eventPageQuery(
+  db: Database,
+  scope: EventExportScope,
+  includes: ReadonlySet<EventInclude>,
+  page: EventPageRequest,
+) {
+  const withProfile = includes.has("profile");
+  const withMeta = includes.has("meta");
+  let query = db
+    .select({
+      ...ALWAYS,
+      ...(includes.has("properties") ? GROUP_COLUMNS.properties : {}),
+      ...(includes.has("geo") ? GROUP_COLUMNS.geo : {}),
+      ...(includes.has("device") ? GROUP_COLUMNS.device : {}),
+      ...(includes.has("referrer") ? GROUP_COLUMNS.referrer : {}),
+      // Prefixed flat columns, shaped below: drizzle's own nesting would depend on the join types.
+      ...(withProfile ? prefixed("profile_", PROFILE) : {}),
+      ...(withMeta ? prefixed("meta_", META) : {}),
+    })
+    .from(events)
+    .$dynamic();
+  if (withProfile) {
+    query = query.leftJoin(
+      profiles,
+      and(eq(profiles.projectId, events.projectId), eq(profiles.id, events.profileId)),
+    );
+  }
+  if (withMeta) {
+    query = query.leftJoin(
+      eventMeta,
+      and(eq(eventMeta.projectId, events.projectId), eq(eventMeta.name, events.name)),
+    );
+  }
+  query = query
+    .where(and(scopeConditions(scope), page.after ? olderThan(page.after) : undefined))
+    .orderBy(desc(events.createdAt), desc(events.id))
+    .limit(page.limit);
+  if (page.offset) query = query.offset(page.offset);
+  return query;
+}
+
+/** One page of the export, newest first. */
+export async function readEventPage(
+  db: Database,
+  scope: EventExportScope,
+  includes: ReadonlySet<EventInclude>,
+  page: EventPageRequest,
+): Promise<ExportedEvent[]> {
+  const rows: Array<Record<string, unknown>> = await eventPageQuery(db, scope, includes, page);
+  const keys = exportedEventKeys(includes);
+  return rows.map((row) => toExportedEvent(row, keys));
+}
+
+function prefixed<Columns extends Record<string, unknown>>(prefix: string, columns: Columns) {
+  return Object.fromEntries(
+    Object.entries(columns).map(([key, column]) => [`${prefix}${key}`, column]),
+  ) as Record<string, Columns[keyof Columns]>;
+}
+
+function unprefixed(row: Record<string, unknown>, prefix: string, keys: string[]): Record<string, unknown> {
+  return Object.fromEntries(keys.map((key) => [key, row[`${prefix}${key}`]]));
+}
+
+/** A record with exactly the keys of its groups, in `exportedEventKeys` order. */
+function toExportedEvent(row: Record<string, unknown>, keys: Array<keyof ExportedEvent>): ExportedEvent {
+  const record: Record<string, unknown> = {};
+  for (const key of keys) {
+    if (key === "profile") {
+      const profile = unprefixed(row, "profile_", Object.keys(PROFILE));
+      // The profile's primary key is null exactly when the LEFT JOIN found nothing.
+      record.profile =
+        profile.id === null || profile.id === undefined
+          ? null
+          : {
+              ...profile,
+              createdAt: iso(profile.createdAt as Date),
+              lastSeenAt: profile.lastSeenAt instanceof Date ? iso(profile.lastSeenAt) : null,
+            };
+    } else if (key === "meta") {
+      const meta = unprefixed(row, "meta_", Object.keys(META));
+      record.meta = meta.name === null || meta.name === undefined ? null : meta;
+    } else if (key === "createdAt") {
+      record.createdAt = iso(row.createdAt as Date);
+    } else {
+      record[key] = row[key];
+    }
+  }
+  return record as unknown as ExportedEvent;
+}
+
+/** The position of event `id` of the project, or undefined when the project has no such event. */
+export async function findEventPosition(
+  db: Database,
+  projectId: string,
+  id: string,
+): Promise<EventPosition | undefined> {
+  const [row] = await db
+    .select({ createdAt: events.createdAt, id: events.id })
+    .from(events)
+    .where(and(eq(events.projectId, projectId), eq(events.id, id)))
+    .limit(1);
+  return row ? { createdAt: row.createdAt.getTime(), id: row.id } : undefined;
+}
+
+/**
+ * How many events match the scope, and how many of them a page starting after `position` has
+ * already passed: those up to and including the position's own event (0 without one). One scan.
+ */
+export async function countEvents(
+  db: Database,
+  scope: EventExportScope,
+  position: EventPosition | undefined,
+): Promise<{ total: number; before: number }> {
+  const before = position
+    ? sql<string>`count(*) filter (where (${events.createdAt}, ${events.id}) >= ${positionRow(position)})`
+    : sql<string>`0`;
+  const [row] = await db
+    .select({ total: sql<string>`count(*)`, before })
+    .from(events)
+    .where(scopeConditions(scope));
+  return { total: toNumber(row?.total), before: toNumber(row?.before) };
+}
