@@ -1,14 +1,14 @@
 -- refresh_derived(), same contract as in 0001, computed in one sorted pass.
 --
--- The first version joined four derived sets (first event, totals, entry, exit). The planner has
--- no statistics for a materialized CTE, estimated a handful of rows, and chose nested loops:
--- quadratic, minutes for 50k events. Here one sort by (session, time) feeds two window
--- aggregates and one group aggregate, with no join after the sort: about 10 s for 1M events on a
--- 2-core machine, and milliseconds for the few sessions a cron run usually touches.
+-- The first version joined four derived sets (first event, totals, entry, exit) behind a
+-- materialized CTE. The planner has no statistics for such a CTE, estimated a handful of rows and
+-- chose nested loops: quadratic, minutes for 50k events. Here one sort of narrow rows by
+-- (session, time) feeds two window aggregates and one group aggregate; the first event's
+-- attributes are then fetched by its id. A cron run touches few sessions and takes milliseconds.
 CREATE OR REPLACE FUNCTION refresh_derived() RETURNS integer
 LANGUAGE plpgsql
 -- A bulk load sorts every new event once; give that sort room instead of spilling to disk.
-SET work_mem = '64MB'
+SET work_mem = '256MB'
 AS $fn$
 DECLARE
   from_xid bigint;
@@ -21,52 +21,43 @@ BEGIN
   INSERT INTO derived_state (name) VALUES ('sessions') ON CONFLICT (name) DO NOTHING;
   SELECT processed_xid INTO from_xid FROM derived_state WHERE name = 'sessions';
 
-  WITH touched AS (
-    SELECT DISTINCT project_id, session_id FROM events WHERE ingest_xid >= from_xid
-  ),
-  ordered AS (
-    SELECT e.project_id, e.session_id, e.name, e.created_at, e.revenue, e.path, e.origin, e.profile_id, e.device_id, e.referrer, e.referrer_name, e.referrer_type, e.utm_source, e.utm_medium, e.utm_campaign, e.utm_term, e.utm_content, e.country, e.region, e.city, e.device, e.brand, e.model, e.browser, e.browser_version, e.os, e.os_version,
+  -- Every event of every session that received one since the last run. Planned afresh each
+  -- time (EXECUTE): the first run reads all events without a join, later runs reach the few
+  -- touched sessions through the indexes.
+  EXECUTE format($sql$
+  WITH ordered AS (
+    SELECT e.project_id, e.session_id, e.id, e.name, e.created_at, e.revenue, e.path, e.origin,
       row_number() OVER in_order AS position,
       count(*) FILTER (WHERE e.name = 'screen_view') OVER in_order AS views_so_far,
       count(*) FILTER (WHERE e.name = 'screen_view') OVER (PARTITION BY e.project_id, e.session_id) AS views
-    FROM events e JOIN touched t USING (project_id, session_id)
+    FROM events e
+    WHERE %s
     WINDOW in_order AS (PARTITION BY e.project_id, e.session_id ORDER BY e.created_at, e.id ROWS UNBOUNDED PRECEDING)
+  ),
+  summary AS (
+    SELECT project_id, session_id,
+      min(created_at) AS started_at, max(created_at) AS ended_at, count(*)::int AS event_count,
+      max(views)::int AS views, coalesce(sum(revenue), 0)::bigint AS revenue,
+      -- Entry and exit pages: the first and the last screen view in time order.
+      max(path) FILTER (WHERE name = 'screen_view' AND views_so_far = 1) AS entry_path,
+      max(origin) FILTER (WHERE name = 'screen_view' AND views_so_far = 1) AS entry_origin,
+      max(path) FILTER (WHERE name = 'screen_view' AND views_so_far = views) AS exit_path,
+      max(origin) FILTER (WHERE name = 'screen_view' AND views_so_far = views) AS exit_origin,
+      (array_agg(id) FILTER (WHERE position = 1))[1] AS first_event_id
+    FROM ordered
+    GROUP BY project_id, session_id
   )
   INSERT INTO sessions (
     project_id, id, started_at, ended_at, duration_ms, event_count, screen_view_count, is_bounce, revenue,
     entry_path, entry_origin, exit_path, exit_origin, profile_id, device_id, referrer, referrer_name, referrer_type, utm_source, utm_medium, utm_campaign, utm_term, utm_content, country, region, city, device, brand, model, browser, browser_version, os, os_version
   )
-  SELECT project_id, session_id,
-      min(created_at), max(created_at), (extract(epoch FROM max(created_at) - min(created_at)) * 1000)::bigint,
-      count(*)::int, max(views)::int, max(views) <= 1, coalesce(sum(revenue), 0)::bigint,
-      -- Entry and exit pages: the first and the last screen view in time order.
-      max(path) FILTER (WHERE name = 'screen_view' AND views_so_far = 1),
-      max(origin) FILTER (WHERE name = 'screen_view' AND views_so_far = 1),
-      max(path) FILTER (WHERE name = 'screen_view' AND views_so_far = views),
-      max(origin) FILTER (WHERE name = 'screen_view' AND views_so_far = views),
+  SELECT s.project_id, s.session_id, s.started_at, s.ended_at,
+      (extract(epoch FROM s.ended_at - s.started_at) * 1000)::bigint,
+      s.event_count, s.views, s.views <= 1, s.revenue, s.entry_path, s.entry_origin, s.exit_path, s.exit_origin,
       -- Visitor and attributes: those of the first event.
-      max(profile_id) FILTER (WHERE position = 1),
-      max(device_id) FILTER (WHERE position = 1),
-      max(referrer) FILTER (WHERE position = 1),
-      max(referrer_name) FILTER (WHERE position = 1),
-      max(referrer_type) FILTER (WHERE position = 1),
-      max(utm_source) FILTER (WHERE position = 1),
-      max(utm_medium) FILTER (WHERE position = 1),
-      max(utm_campaign) FILTER (WHERE position = 1),
-      max(utm_term) FILTER (WHERE position = 1),
-      max(utm_content) FILTER (WHERE position = 1),
-      max(country) FILTER (WHERE position = 1),
-      max(region) FILTER (WHERE position = 1),
-      max(city) FILTER (WHERE position = 1),
-      max(device) FILTER (WHERE position = 1),
-      max(brand) FILTER (WHERE position = 1),
-      max(model) FILTER (WHERE position = 1),
-      max(browser) FILTER (WHERE position = 1),
-      max(browser_version) FILTER (WHERE position = 1),
-      max(os) FILTER (WHERE position = 1),
-      max(os_version) FILTER (WHERE position = 1)
-  FROM ordered
-  GROUP BY project_id, session_id
+      first_event.profile_id, first_event.device_id, first_event.referrer, first_event.referrer_name, first_event.referrer_type, first_event.utm_source, first_event.utm_medium, first_event.utm_campaign, first_event.utm_term, first_event.utm_content, first_event.country, first_event.region, first_event.city, first_event.device, first_event.brand, first_event.model, first_event.browser, first_event.browser_version, first_event.os, first_event.os_version
+  FROM summary s
+  JOIN events first_event ON first_event.id = s.first_event_id
   ON CONFLICT (project_id, id) DO UPDATE SET
     profile_id = excluded.profile_id,
     device_id = excluded.device_id,
@@ -98,7 +89,10 @@ BEGIN
     browser = excluded.browser,
     browser_version = excluded.browser_version,
     os = excluded.os,
-    os_version = excluded.os_version;
+    os_version = excluded.os_version
+  $sql$, CASE WHEN from_xid = 0 THEN 'true' ELSE
+    '(e.project_id, e.session_id) IN (SELECT project_id, session_id FROM events WHERE ingest_xid >= $1)' END)
+  USING from_xid;
   GET DIAGNOSTICS touched = ROW_COUNT;
 
   UPDATE derived_state SET processed_xid = greatest(from_xid, next_xid), last_run_at = now()
