@@ -1,5 +1,6 @@
 import * as v from "valibot";
 import { ApiError } from "./errors";
+import { jsonQueryParam } from "./validation";
 
 /**
  * The one filter parser of the service (contract section 3): the valibot schemas that validate a
@@ -213,15 +214,6 @@ export const FilterList = v.pipe(
   v.maxLength(20, "at most 20 filters"),
 );
 
-const FilterListJson = v.pipe(
-  v.string("filters must be one URL-encoded JSON string"),
-  v.parseJson(
-    undefined,
-    "filters is not valid JSON; expected a JSON array of {name, operator, value} objects",
-  ),
-  FilterList,
-);
-
 const FILTERS_DESCRIPTION = `URL-encoded JSON array of filters, all of which must hold (AND); at most 20.
 Each filter is \`{"name": …, "operator": …, "value": [strings or numbers]}\` with at most 100 values,
 e.g. \`[{"name":"path","operator":"startsWith","value":["/blog"]}]\`.
@@ -250,30 +242,13 @@ match the session's attributes (its first event's).`;
  * converter skips) so that the document does not claim the parameter is an array.
  */
 export const FiltersParam = v.optional(
-  v.pipe(
-    v.string("filters must be one URL-encoded JSON string"),
-    v.description(FILTERS_DESCRIPTION),
-    v.examples(['[{"name":"path","operator":"is","value":["/pricing"]}]']),
-    v.rawTransform(({ dataset, config, addIssue, NEVER }) => {
-      const result = v.safeParse(FilterListJson, dataset.value, {
-        lang: config.lang,
-        abortEarly: config.abortEarly,
-        abortPipeEarly: config.abortPipeEarly,
-      });
-      if (result.success) return result.output;
-      // Keep each issue's own path; the enclosing object prefixes it with `filters`.
-      for (const issue of result.issues) {
-        addIssue({
-          message: issue.message,
-          input: issue.input,
-          expected: issue.expected ?? undefined,
-          received: issue.received,
-          path: issue.path,
-        });
-      }
-      return NEVER;
-    }),
-  ),
+  jsonQueryParam({
+    param: "filters",
+    schema: FilterList,
+    expected: "a JSON array of {name, operator, value} objects",
+    description: FILTERS_DESCRIPTION,
+    example: '[{"name":"path","operator":"is","value":["/pricing"]}]',
+  }),
   "[]",
 );
 

@@ -1,6 +1,7 @@
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import type { Env, ValidationTargets } from "hono";
 import { validator } from "hono-openapi";
+import * as v from "valibot";
 import { ApiError, type FieldError } from "./errors";
 
 function issuePath(issue: StandardSchemaV1.Issue): string {
@@ -36,4 +37,48 @@ export function validate<
   return validator<Schema, Target, E, string>(target, schema, (result) => {
     if (!result.success) throw validationError(toFieldErrors(result.error));
   });
+}
+
+/**
+ * A query parameter that carries URL-encoded JSON. It is documented as what travels on the wire,
+ * a string; the parsing happens in a raw transform (which the JSON Schema converter skips), and
+ * each issue keeps its own path so the enclosing object prefixes it (`series/0/filters/1/operator`).
+ */
+export function jsonQueryParam<TOutput>(options: {
+  param: string;
+  schema: v.GenericSchema<unknown, TOutput>;
+  /** What the JSON should be, for the malformed-JSON message. */
+  expected: string;
+  description: string;
+  example: string;
+}) {
+  const { param, schema, expected, description, example } = options;
+  const parsed = v.pipe(
+    v.string(`${param} must be one URL-encoded JSON string`),
+    v.parseJson(undefined, `${param} is not valid JSON; expected ${expected}`),
+    schema,
+  );
+  return v.pipe(
+    v.string(`${param} must be one URL-encoded JSON string`),
+    v.description(description),
+    v.examples([example]),
+    v.rawTransform<string, TOutput>(({ dataset, config, addIssue, NEVER }) => {
+      const result = v.safeParse(parsed, dataset.value, {
+        lang: config.lang,
+        abortEarly: config.abortEarly,
+        abortPipeEarly: config.abortPipeEarly,
+      });
+      if (result.success) return result.output;
+      for (const issue of result.issues) {
+        addIssue({
+          message: issue.message,
+          input: issue.input,
+          expected: issue.expected ?? undefined,
+          received: issue.received,
+          path: issue.path,
+        });
+      }
+      return NEVER;
+    }),
+  );
 }

@@ -55,7 +55,7 @@ const EVENT_KEYS: Record<FilterColumn, EventKey> = {
  * Wire names of the session attributes to `sessions` columns (its first event's values). Event
  * fields are absent: `sessions.revenue` is a total, not an event's revenue.
  */
-const SESSION_KEYS: Record<SessionAttribute, SessionKey> = {
+const SESSION_KEYS = {
   referrer: "referrer",
   referrer_name: "referrerName",
   referrer_type: "referrerType",
@@ -77,7 +77,7 @@ const SESSION_KEYS: Record<SessionAttribute, SessionKey> = {
   profile_id: "profileId",
   device_id: "deviceId",
   session_id: "id",
-};
+} as const satisfies Record<SessionAttribute, SessionKey>;
 
 const isSessionAttribute = (column: FilterColumn): column is SessionAttribute => column in SESSION_KEYS;
 

@@ -17,7 +17,7 @@ import { jsonContent, PROJECT_ROUTE_PROBLEMS, problemResponses } from "../../lib
 import { INTERVALS, RANGE_PRESETS, resolveRange } from "../../lib/range";
 import { sendJson } from "../../lib/respond";
 import { formatInstant } from "../../lib/timezone";
-import { validate } from "../../lib/validation";
+import { jsonQueryParam, validate } from "../../lib/validation";
 import {
   CHART_SEGMENTS,
   type ChartGroup,
@@ -112,50 +112,6 @@ const BreakdownList = v.pipe(
   ),
 );
 
-/**
- * A query parameter that carries URL-encoded JSON. It is documented as what travels on the wire,
- * a string; the parsing happens in a raw transform (which the JSON Schema converter skips), and
- * each issue keeps its own path so the enclosing object prefixes it (`series/0/filters/1/operator`).
- */
-function jsonParam<TOutput>(
-  param: string,
-  schema: v.GenericSchema<unknown, TOutput>,
-  expected: string,
-  description: string,
-  example: string,
-) {
-  const parsed = v.pipe(
-    v.string(`${param} must be one URL-encoded JSON string`),
-    v.parseJson(undefined, `${param} is not valid JSON; expected ${expected}`),
-    schema,
-  );
-  return v.optional(
-    v.pipe(
-      v.string(`${param} must be one URL-encoded JSON string`),
-      v.description(description),
-      v.examples([example]),
-      v.rawTransform<string, TOutput>(({ dataset, config, addIssue, NEVER }) => {
-        const result = v.safeParse(parsed, dataset.value, {
-          lang: config.lang,
-          abortEarly: config.abortEarly,
-          abortPipeEarly: config.abortPipeEarly,
-        });
-        if (result.success) return result.output;
-        for (const issue of result.issues) {
-          addIssue({
-            message: issue.message,
-            input: issue.input,
-            expected: issue.expected ?? undefined,
-            received: issue.received,
-            path: issue.path,
-          });
-        }
-        return NEVER;
-      }),
-    ),
-  );
-}
-
 const SERIES_DESCRIPTION = `URL-encoded JSON array of 1–${MAX_SERIES} series, each
 \`{"name": …, "filters"?: […], "segment"?: …, "property"?: …}\`: \`name\` is an event name, or \`*\` for every
 event; \`filters\` has the shape of the \`filters\` parameter and applies to this series only (error paths
@@ -189,19 +145,24 @@ const ChartsQuery = v.object({
     ),
   ),
   project_id: v.optional(v.pipe(v.string(), v.description("Alias of `projectId`."))),
-  series: jsonParam(
-    "series",
-    SeriesList,
-    "a JSON array of {name, filters?, segment?, property?} objects",
-    SERIES_DESCRIPTION,
-    '[{"name":"screen_view","segment":"user"},{"name":"purchase","segment":"property_sum","property":"revenue"}]',
+  series: v.optional(
+    jsonQueryParam({
+      param: "series",
+      schema: SeriesList,
+      expected: "a JSON array of {name, filters?, segment?, property?} objects",
+      description: SERIES_DESCRIPTION,
+      example:
+        '[{"name":"screen_view","segment":"user"},{"name":"purchase","segment":"property_sum","property":"revenue"}]',
+    }),
   ),
-  events: jsonParam(
-    "events",
-    SeriesList,
-    "a JSON array of {name, filters?, segment?, property?} objects",
-    "Alias of `series` (OpenPanel's name); give one of the two.",
-    '[{"name":"screen_view"}]',
+  events: v.optional(
+    jsonQueryParam({
+      param: "events",
+      schema: SeriesList,
+      expected: "a JSON array of {name, filters?, segment?, property?} objects",
+      description: "Alias of `series` (OpenPanel's name); give one of the two.",
+      example: '[{"name":"screen_view"}]',
+    }),
   ),
   segment: v.optional(v.pipe(Segment, v.description(SEGMENT_DESCRIPTION)), "event"),
   property: v.optional(
@@ -212,12 +173,14 @@ const ChartsQuery = v.object({
       ),
     ),
   ),
-  breakdowns: jsonParam(
-    "breakdowns",
-    BreakdownList,
-    "a JSON array of {name} objects",
-    BREAKDOWNS_DESCRIPTION,
-    '[{"name":"browser"},{"name":"country"}]',
+  breakdowns: v.optional(
+    jsonQueryParam({
+      param: "breakdowns",
+      schema: BreakdownList,
+      expected: "a JSON array of {name} objects",
+      description: BREAKDOWNS_DESCRIPTION,
+      example: '[{"name":"browser"},{"name":"country"}]',
+    }),
   ),
   limit: v.optional(
     v.pipe(
