@@ -3,13 +3,6 @@ import { migrateDatabase } from "../../scripts/lib/migrate";
 import { startRelay } from "../../scripts/lib/relay";
 import { createScratchDatabase } from "./node/scratch-database";
 
-declare module "vitest" {
-  export interface ProvidedContext {
-    databaseUrl: string;
-    relayProxy: string;
-  }
-}
-
 /**
  * Runs once in Node before both tiers: a fresh database on the machine's Postgres (the embedded
  * one when none is reachable), migrated, plus the relay the Neon driver needs to reach it.
@@ -20,6 +13,7 @@ export async function setup(project: TestProject): Promise<() => Promise<void>> 
   const relay = await startRelay();
   project.provide("databaseUrl", database.url);
   project.provide("relayProxy", relay.proxy);
+  project.provide("embeddedDatabase", database.embedded);
   return async () => {
     await relay.close();
     await database.drop();

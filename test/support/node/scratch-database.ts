@@ -2,6 +2,8 @@ import pg from "pg";
 
 export interface ScratchDatabase {
   url: string;
+  /** True when no Postgres was reachable and an embedded PGlite server stands in. */
+  embedded: boolean;
   /** Drops the database (or stops the embedded server). */
   drop(): Promise<void>;
 }
@@ -29,7 +31,7 @@ export async function createScratchDatabase(prefix: string): Promise<ScratchData
     const { startEmbeddedDatabase } = await import("../../../scripts/lib/embedded");
     const embedded = await startEmbeddedDatabase({ dataDir: "memory://" });
     console.warn(`No Postgres at ${new URL(ADMIN_URL).host}: testing against embedded PGlite.`);
-    return { url: embedded.url, drop: () => embedded.close() };
+    return { url: embedded.url, embedded: true, drop: () => embedded.close() };
   }
   const name = `${prefix}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
   const admin = new pg.Client({ connectionString: ADMIN_URL });
@@ -40,6 +42,7 @@ export async function createScratchDatabase(prefix: string): Promise<ScratchData
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
+    embedded: false,
     drop: async () => {
       const client = new pg.Client({ connectionString: ADMIN_URL });
       await client.connect();

@@ -1,0 +1,11 @@
+// What the global setup hands to both test tiers (`inject(...)`).
+import "vitest";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    databaseUrl: string;
+    relayProxy: string;
+    /** PGlite has one session for all connections: tests that need two concurrent sessions skip. */
+    embeddedDatabase: boolean;
+  }
+}
