@@ -70,3 +70,23 @@ export const PROJECT_ROUTE_PROBLEMS = [
 export const jsonContent = <S extends Parameters<typeof resolver>[0]>(schema: S) => ({
   "application/json": { schema: resolver(schema) },
 });
+
+const header = (description: string) => ({ description, schema: { type: "string" as const } });
+
+/** Headers of every cached JSON answer (contract section 9). */
+export const CACHED_RESPONSE_HEADERS = {
+  ETag: header("Entity tag of the body; send it back in If-None-Match to get 304."),
+  "Cache-Status": header("RFC 9211: `analytics-kv; hit; ttl=N`, or `fwd=miss|stale|request; stored`."),
+  "Cache-Control": header("`private, max-age=<seconds the answer stays fresh>`."),
+  "X-Request-Id": header("Identifies the request in logs and problem documents."),
+};
+
+/** Headers of the ranked insights lists: the next page and the resolved window (the body is an array). */
+export const LIST_RESPONSE_HEADERS = {
+  ...CACHED_RESPONSE_HEADERS,
+  Link: header('`<url of the next page>; rel="next"`; absent on the last page.'),
+  "X-Next-Cursor": header("Cursor of the next page; absent on the last page."),
+  "X-Window-Start": header("Start of the resolved window, RFC 3339 in `X-Timezone`."),
+  "X-Window-End": header("Last included millisecond of the window, RFC 3339 in `X-Timezone`."),
+  "X-Timezone": header("The timezone the window and buckets were resolved in."),
+};

@@ -182,6 +182,13 @@ describe("GET /openapi.json and /docs", () => {
       "503",
     ]);
     expect(document.components.schemas).toHaveProperty("Problem");
+    const pages = document.paths["/insights/{projectId}/pages"]?.get.responses as Record<
+      string,
+      { headers?: object }
+    >;
+    expect(Object.keys(pages["200"]?.headers ?? {})).toEqual(
+      expect.arrayContaining(["Link", "X-Next-Cursor", "ETag", "Cache-Status", "X-Window-Start"]),
+    );
     expect(Object.keys(document.components.securitySchemes).sort()).toEqual([
       "basic",
       "clientId",

@@ -3,7 +3,12 @@ import { describeRoute } from "hono-openapi";
 import * as v from "valibot";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../lib/errors";
-import { jsonContent, PROJECT_ROUTE_PROBLEMS, problemResponses } from "../../lib/openapi";
+import {
+  jsonContent,
+  LIST_RESPONSE_HEADERS,
+  PROJECT_ROUTE_PROBLEMS,
+  problemResponses,
+} from "../../lib/openapi";
 import { validate } from "../../lib/validation";
 import { BREAKDOWN_DIMENSIONS, type BreakdownDimension, sessionBreakdown } from "../../queries/insights";
 import { answerList, ListQuery } from "./list";
@@ -40,7 +45,11 @@ export const breakdown = new Hono<AppEnv>().get(
     description:
       "Sessions of the window grouped by one attribute of their first event: traffic source, geography, device and technology, or a UTM parameter. Sorted by sessions (desc), then name, then prefix; paged like /pages. Any other dimension is 404.",
     responses: {
-      200: { description: "Breakdown rows", content: jsonContent(v.array(BreakdownRowSchema)) },
+      200: {
+        description: "Breakdown rows",
+        headers: LIST_RESPONSE_HEADERS,
+        content: jsonContent(v.array(BreakdownRowSchema)),
+      },
       304: { description: "Not modified (If-None-Match matched the ETag)" },
       ...problemResponses(...PROJECT_ROUTE_PROBLEMS, "NOT_FOUND"),
     },

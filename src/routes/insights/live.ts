@@ -4,7 +4,12 @@ import * as v from "valibot";
 import type { AppEnv } from "../../env";
 import { cacheKey, readThrough } from "../../lib/cache";
 import { useDatabase } from "../../lib/database";
-import { jsonContent, PROJECT_ROUTE_PROBLEMS, problemResponses } from "../../lib/openapi";
+import {
+  CACHED_RESPONSE_HEADERS,
+  jsonContent,
+  PROJECT_ROUTE_PROBLEMS,
+  problemResponses,
+} from "../../lib/openapi";
 import { sendJson } from "../../lib/respond";
 import { validate } from "../../lib/validation";
 import { liveVisitors } from "../../queries/live";
@@ -38,7 +43,11 @@ export const live = new Hono<AppEnv>().get(
     description:
       "Distinct visitors with any event in the last `minutes` minutes (default 5). Cached for 10 s; send `Cache-Control: no-cache` to skip the cache.",
     responses: {
-      200: { description: "Visitor count", content: jsonContent(LiveSchema) },
+      200: {
+        description: "Visitor count",
+        headers: CACHED_RESPONSE_HEADERS,
+        content: jsonContent(LiveSchema),
+      },
       304: { description: "Not modified (If-None-Match matched the ETag)" },
       ...problemResponses(...PROJECT_ROUTE_PROBLEMS),
     },

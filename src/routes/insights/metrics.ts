@@ -4,7 +4,12 @@ import * as v from "valibot";
 import type { AppEnv } from "../../env";
 import { cacheKey, readThrough } from "../../lib/cache";
 import { useDatabase } from "../../lib/database";
-import { jsonContent, PROJECT_ROUTE_PROBLEMS, problemResponses } from "../../lib/openapi";
+import {
+  CACHED_RESPONSE_HEADERS,
+  jsonContent,
+  PROJECT_ROUTE_PROBLEMS,
+  problemResponses,
+} from "../../lib/openapi";
 import { sendJson } from "../../lib/respond";
 import { formatInstant } from "../../lib/timezone";
 import { validate } from "../../lib/validation";
@@ -58,7 +63,11 @@ export const metrics = new Hono<AppEnv>().get(
     description:
       "Visitors, sessions, bounce rate, session duration, screen views and revenue over the window, plus one zero-filled point per bucket. `previous=true` adds the previous period. Cached in KV (60 s for windows that reach now, 24 h for closed ones); `Cache-Control: no-cache` skips the cache.",
     responses: {
-      200: { description: "Metrics", content: jsonContent(MetricsResponse) },
+      200: {
+        description: "Metrics",
+        headers: CACHED_RESPONSE_HEADERS,
+        content: jsonContent(MetricsResponse),
+      },
       304: { description: "Not modified (If-None-Match matched the ETag)" },
       ...problemResponses(...PROJECT_ROUTE_PROBLEMS),
     },

@@ -2,7 +2,12 @@ import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import * as v from "valibot";
 import type { AppEnv } from "../../env";
-import { jsonContent, PROJECT_ROUTE_PROBLEMS, problemResponses } from "../../lib/openapi";
+import {
+  jsonContent,
+  LIST_RESPONSE_HEADERS,
+  PROJECT_ROUTE_PROBLEMS,
+  problemResponses,
+} from "../../lib/openapi";
 import { validate } from "../../lib/validation";
 import { topPages } from "../../queries/insights";
 import { answerList, ListQuery } from "./list";
@@ -25,7 +30,11 @@ export const pages = new Hono<AppEnv>().get(
     description:
       "Pages of the sessions in the window, sorted by sessions (desc), then path, then origin. Paged with `limit`/`cursor`; the next page is in `Link` and `X-Next-Cursor`.",
     responses: {
-      200: { description: "Pages", content: jsonContent(v.array(PageRowSchema)) },
+      200: {
+        description: "Pages",
+        headers: LIST_RESPONSE_HEADERS,
+        content: jsonContent(v.array(PageRowSchema)),
+      },
       304: { description: "Not modified (If-None-Match matched the ETag)" },
       ...problemResponses(...PROJECT_ROUTE_PROBLEMS),
     },
