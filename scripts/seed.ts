@@ -133,9 +133,14 @@ async function run(url: string, cli: CliOptions): Promise<void> {
       `in ${seconds.toFixed(1)} s (${fmt(rate)} events/s)\n`,
   );
   const secs = (ms: number | undefined): string => `${((ms ?? 0) / 1000).toFixed(1)} s`;
+  const late = result.lateIndexMillis ?? 0;
   process.stderr.write(
     `load ${secs(result.loadMillis)} (of which index rebuild ${secs(result.indexMillis)}), ` +
-      `sessions (refresh_derived) ${secs(result.deriveMillis)}\n`,
+      `sessions (refresh_derived) ${secs(result.deriveMillis)}` +
+      (late > 0
+        ? ` (refresh_derived ${secs(result.refreshMillis)}, alongside the other events indexes ${secs(late)})`
+        : "") +
+      "\n",
   );
 }
 

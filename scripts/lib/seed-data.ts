@@ -36,10 +36,20 @@ export interface SeedResult {
   millis: number;
   /** Generating and loading the rows (COPY, index rebuild, commit). */
   loadMillis?: number;
-  /** The part of `loadMillis` spent rebuilding the events indexes (0 when they were kept). */
+  /**
+   * The part of `loadMillis` spent rebuilding the events indexes (0 when they were kept): the
+   * primary key; the others are built after the load (`lateIndexMillis`).
+   */
   indexMillis?: number;
-  /** refresh_derived() (with ANALYZE of the loaded tables alongside). */
+  /**
+   * Wall time after the load: refresh_derived() (with ANALYZE of the loaded tables alongside, and
+   * the events indexes not built during the load).
+   */
   deriveMillis?: number;
+  /** The part of `deriveMillis` spent in refresh_derived() itself (with the sessions indexes). */
+  refreshMillis?: number;
+  /** Events indexes built after the load, alongside refresh_derived() (0 when there were none). */
+  lateIndexMillis?: number;
 }
 
 /** The projects that receive events by default, and their share of them. */
@@ -1558,40 +1568,136 @@ const EMBEDDED_COPY_BYTES = 16 << 20;
 /** Below this many events, dropping and rebuilding the events indexes is not worth it. */
 const REBUILD_INDEXES_FROM = 100_000;
 
-interface DroppedIndexes {
-  /** Statements that recreate what was dropped, in order. */
-  restore: string[];
+interface IndexDefinition {
+  name: string;
+  /** The statement that recreates it. */
+  definition: string;
 }
 
+interface DroppedIndexes {
+  /** The primary key, when it was dropped. */
+  primary?: IndexDefinition;
+  /** The other indexes, by name. */
+  secondary: IndexDefinition[];
+}
+
+const NOTHING_DROPPED: DroppedIndexes = { secondary: [] };
+
 /**
- * Drops the events indexes (and its primary key when nothing references it) inside the loading
- * transaction: building them once after COPY is several times faster than maintaining them row by
- * row. Their definitions are read from the catalog, so this follows whatever the migrations made.
+ * Drops the indexes of `table` (and, with `primaryKey`, its primary key when nothing references
+ * it) inside the current transaction: building them once after a bulk load is several times
+ * faster than maintaining them row by row. Their definitions are read from the catalog, so this
+ * follows whatever the migrations made. Indexes that back a constraint other than that primary
+ * key stay.
  */
-async function dropEventIndexes(client: pg.ClientBase): Promise<DroppedIndexes> {
-  const restore: string[] = [];
-  const constraints = await client.query<{ name: string; definition: string; referenced: boolean }>(
-    `SELECT c.conname AS name, pg_get_constraintdef(c.oid) AS definition,
-       EXISTS (SELECT 1 FROM pg_constraint f WHERE f.confrelid = c.conrelid) AS referenced
-     FROM pg_constraint c WHERE c.conrelid = 'events'::regclass AND c.contype = 'p'`,
-  );
-  const primary = constraints.rows[0];
-  if (primary !== undefined && !primary.referenced) {
-    await client.query(`ALTER TABLE events DROP CONSTRAINT ${quoteIdent(primary.name)}`);
-    restore.push(`ALTER TABLE events ADD CONSTRAINT ${quoteIdent(primary.name)} ${primary.definition}`);
+async function dropIndexes(
+  client: pg.ClientBase,
+  table: string,
+  primaryKey: boolean,
+): Promise<DroppedIndexes> {
+  const dropped: DroppedIndexes = { secondary: [] };
+  if (primaryKey) {
+    const constraints = await client.query<{ name: string; definition: string; referenced: boolean }>(
+      `SELECT c.conname AS name, pg_get_constraintdef(c.oid) AS definition,
+         EXISTS (SELECT 1 FROM pg_constraint f WHERE f.confrelid = c.conrelid) AS referenced
+       FROM pg_constraint c WHERE c.conrelid = $1::regclass AND c.contype = 'p'`,
+      [table],
+    );
+    const primary = constraints.rows[0];
+    if (primary !== undefined && !primary.referenced) {
+      await client.query(`ALTER TABLE ${quoteIdent(table)} DROP CONSTRAINT ${quoteIdent(primary.name)}`);
+      dropped.primary = {
+        name: primary.name,
+        definition: `ALTER TABLE ${quoteIdent(table)} ADD CONSTRAINT ${quoteIdent(primary.name)} ${primary.definition}`,
+      };
+    }
   }
-  const indexes = await client.query<{ name: string; definition: string }>(
+  const indexes = await client.query<IndexDefinition>(
     `SELECT i.relname AS name, pg_get_indexdef(x.indexrelid) AS definition
      FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid
-     WHERE x.indrelid = 'events'::regclass
+     WHERE x.indrelid = $1::regclass
        AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = x.indexrelid)
      ORDER BY i.relname`,
+    [table],
   );
   for (const index of indexes.rows) {
     await client.query(`DROP INDEX ${quoteIdent(index.name)}`);
-    restore.push(index.definition);
+    dropped.secondary.push(index);
   }
-  return { restore };
+  return dropped;
+}
+
+/** Room for sorting an index build (a session setting: the server's configuration stays as is). */
+const INDEX_BUILD_MEMORY = "256MB";
+
+/**
+ * Derives the sessions of the freshly committed events: `refresh_derived()` in a transaction that
+ * first drops the sessions table's secondary indexes and rebuilds them afterwards (the routine then
+ * inserts its rows with only the primary key to maintain, which its ON CONFLICT needs). Atomic: on
+ * failure the sessions and their indexes stay as they were.
+ */
+async function deriveSessions(client: pg.ClientBase): Promise<void> {
+  await client.query("BEGIN");
+  try {
+    const dropped = await dropIndexes(client, "sessions", false);
+    await client.query("SELECT refresh_derived()");
+    if (dropped.secondary.length > 0) {
+      await client.query(`SET LOCAL maintenance_work_mem = '${INDEX_BUILD_MEMORY}'`);
+      for (const index of dropped.secondary) await client.query(index.definition);
+    }
+    await client.query("COMMIT");
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw error;
+  }
+}
+
+/**
+ * Builds the events indexes that the load committed without, on a connection of its own (CREATE
+ * INDEX takes a SHARE lock, so refresh_derived() can read the events meanwhile), then gathers
+ * statistics for the loaded tables. Each index is built in its own transaction; the error names
+ * every one that is missing, with the statement that recreates it.
+ */
+async function buildEventIndexes(
+  connectionString: string,
+  indexes: readonly IndexDefinition[],
+): Promise<void> {
+  const client = new pg.Client({ connectionString });
+  await client.connect();
+  try {
+    await client.query("SET client_min_messages = warning");
+    await client.query("SET synchronous_commit = off");
+    await client.query(`SET maintenance_work_mem = '${INDEX_BUILD_MEMORY}'`);
+    // No parallel workers: refresh_derived() on the other connection is the longer job, and with
+    // two cores the builds' workers would only take CPU away from it.
+    await client.query("SET max_parallel_maintenance_workers = 0");
+    const missing: IndexDefinition[] = [];
+    let failure: unknown;
+    for (const index of indexes) {
+      if (failure !== undefined) {
+        missing.push(index);
+        continue;
+      }
+      try {
+        await client.query(index.definition);
+      } catch (error) {
+        failure = error;
+        missing.push(index);
+      }
+    }
+    await client.query("ANALYZE events, profiles");
+    if (failure !== undefined) {
+      const reason = failure instanceof Error ? failure.message : String(failure);
+      throw new Error(
+        `the events were loaded, but rebuilding their indexes failed (${reason}); queries work without ` +
+          `them but slowly. Missing: ${missing.map((i) => i.name).join(", ")}. Recreate them with:\n` +
+          missing.map((i) => `  ${i.definition};`).join("\n"),
+        { cause: failure },
+      );
+    }
+  } finally {
+    await client.end().catch(() => {});
+  }
 }
 
 function quoteIdent(name: string): string {
@@ -1606,7 +1712,9 @@ function quoteIdent(name: string): string {
  * With `reset`, the seeded projects' events, sessions, profiles and event metadata are removed
  * first (when the database holds no other projects, by TRUNCATE, which also resets the
  * derived-table watermark). Loading into an empty events table uses COPY FREEZE and rebuilds the
- * indexes afterwards; otherwise rows are appended with the indexes in place.
+ * primary key before committing; the other events indexes are then built on a second connection
+ * while refresh_derived() runs (a failure there names the missing indexes). Otherwise rows are
+ * appended with the indexes in place.
  */
 export async function seedDatabase(connectionString: string, options: SeedOptions): Promise<SeedResult> {
   const began = performance.now();
@@ -1620,9 +1728,15 @@ export async function seedDatabase(connectionString: string, options: SeedOption
     const embedded = isEmbedded(version);
     const copyBatchBytes = embedded ? EMBEDDED_COPY_BYTES : Number.POSITIVE_INFINITY;
     await client.query("SET client_min_messages = warning");
+    // A seed can be rerun: don't wait for each commit's WAL flush (this session only).
+    if (!embedded) await client.query("SET synchronous_commit = off");
 
     let generator: DemoDataGenerator | undefined;
     let indexMillis = 0;
+    let lateIndexMillis = 0;
+    let refreshMillis = 0;
+    // Events indexes dropped for the load and built after it commits, alongside refresh_derived().
+    const deferred: IndexDefinition[] = [];
     await client.query("BEGIN");
     try {
       // Fixtures commit together with the rows: a demo project that exists has its data.
@@ -1670,17 +1784,20 @@ export async function seedDatabase(connectionString: string, options: SeedOption
       const progress = (): void => options.onProgress?.(rows.events, options.events);
 
       const rebuild = fresh && !embedded && options.events >= REBUILD_INDEXES_FROM;
-      const dropped = rebuild ? await dropEventIndexes(client) : { restore: [] };
+      const dropped = rebuild ? await dropIndexes(client, "events", true) : NOTHING_DROPPED;
       const freeze = fresh ? " WITH (FREEZE)" : "";
       const copyEvents = `COPY events (${EVENT_COLUMNS.join(", ")}) FROM STDIN${freeze}`;
       await copyChunks(client, copyEvents, rows.eventChunks(), progress, copyBatchBytes);
-      if (dropped.restore.length > 0) {
+      // The primary key commits with the rows (it guards against loading them twice); the other
+      // indexes are built after the commit, while the sessions derive.
+      if (dropped.primary !== undefined) {
         options.onPhase?.("indexes");
         const indexStart = performance.now();
-        await client.query("SET LOCAL maintenance_work_mem = '256MB'");
-        for (const statement of dropped.restore) await client.query(statement);
+        await client.query(`SET LOCAL maintenance_work_mem = '${INDEX_BUILD_MEMORY}'`);
+        await client.query(dropped.primary.definition);
         indexMillis = performance.now() - indexStart;
       }
+      deferred.push(...dropped.secondary);
 
       // Profiles: plain rows after a reset; merged into existing ones otherwise.
       const profileTarget = options.reset ? "profiles" : "seed_profiles";
@@ -1728,6 +1845,29 @@ export async function seedDatabase(connectionString: string, options: SeedOption
     await client.query(`SET work_mem = '${embedded ? "64MB" : "256MB"}'`);
     if (embedded) {
       await client.query("SELECT refresh_derived()");
+    } else if (deferred.length > 0) {
+      // Two connections: the sessions derive on this one while the other builds the remaining
+      // events indexes and then analyzes events and profiles. Both run to their end either way.
+      const indexStart = performance.now();
+      const [derived, indexed] = await Promise.allSettled([
+        deriveSessions(client).finally(() => {
+          refreshMillis = performance.now() - indexStart;
+        }),
+        buildEventIndexes(connectionString, deferred).finally(() => {
+          lateIndexMillis = performance.now() - indexStart;
+        }),
+      ]);
+      if (derived.status === "rejected") {
+        const reason = derived.reason instanceof Error ? derived.reason.message : String(derived.reason);
+        const also = indexed.status === "rejected" ? ` (and: ${String(indexed.reason)})` : "";
+        throw new Error(
+          `the events were loaded, but deriving the sessions failed (${reason})${also}; ` +
+            "run SELECT refresh_derived() to derive them",
+          { cause: derived.reason },
+        );
+      }
+      if (indexed.status === "rejected") throw indexed.reason;
+      await client.query("ANALYZE sessions");
     } else {
       // Statistics for the fresh rows, gathered on a second connection while the sessions derive.
       await Promise.all([
@@ -1746,6 +1886,8 @@ export async function seedDatabase(connectionString: string, options: SeedOption
       loadMillis: Math.round(loaded - began),
       indexMillis: Math.round(indexMillis),
       deriveMillis: Math.round(performance.now() - loaded),
+      refreshMillis: Math.round(refreshMillis),
+      lateIndexMillis: Math.round(lateIndexMillis),
     };
   } finally {
     await client.end();
