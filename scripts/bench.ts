@@ -1,0 +1,476 @@
+/**
+ * The benchmark of issue 5.
+ *
+ *   npm run bench -- [--events <n>] [--days <d>] [--seed <s>] [--runs <k>] [--budget <s>]
+ *                    [--database <name>] [--reload] [--smoke] [--out <file>]
+ *
+ * Loads a data set into its own database (once), serves the Worker with `wrangler dev` and the
+ * relay, measures every endpoint through that real path (uncached and cached) and the plain-SQL
+ * baseline over raw events on the same database, then export throughput and cursor depth. Prints
+ * the report (Markdown) to stdout and writes it to --out. Progress goes to stderr.
+ */
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import pg from "pg";
+import { encodeEventCursor } from "../src/lib/export-format";
+import {
+  apiRequest,
+  BENCH_PROJECT,
+  type BenchWindow,
+  baselineQuery,
+  benchWindow,
+  ENDPOINTS,
+  type Endpoint,
+  FILTER_CASES,
+  FILTER_KINDS,
+  type FilterKind,
+  WINDOW_DAYS,
+  type WindowDays,
+} from "./lib/bench-cases";
+import { prepareBenchDatabase, readDataFacts, readMachineFacts } from "./lib/bench-database";
+import {
+  type ApiClient,
+  apiGet,
+  apiGetOk,
+  fmtMs,
+  measure,
+  RunFailure,
+  summarize,
+  type Timing,
+} from "./lib/bench-measure";
+import {
+  BENCH_USAGE,
+  type BenchOptions,
+  BenchUsageError,
+  databaseUrl,
+  parseBenchOptions,
+} from "./lib/bench-options";
+import { type BenchResults, type CellResult, cellKey, renderReport } from "./lib/bench-report";
+import { type BenchServer, startBenchServer } from "./lib/bench-server";
+import { DEMO_CLIENTS } from "./lib/demo-fixtures";
+import { describeTarget } from "./lib/target-database";
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const STREAM_EVENTS = 1_000_000;
+const DEPTH = 5_000_000;
+const PAGE = 50;
+
+const progress = (line: string): void => {
+  process.stderr.write(`${line}\n`);
+};
+
+function readClient(base: string): ApiClient {
+  const read = DEMO_CLIENTS.find((c) => c.type === "read" && c.projectId === BENCH_PROJECT);
+  if (!read) throw new Error(`no demo read client for project ${BENCH_PROJECT}`);
+  return { base, headers: { "openpanel-client-id": read.id, "openpanel-client-secret": read.secret } };
+}
+
+function cellOf(
+  results: BenchResults,
+  endpoint: Endpoint,
+  days: WindowDays | undefined,
+  filter: FilterKind,
+): CellResult {
+  const key = cellKey(endpoint, days, filter);
+  let cell = results.cells.get(key);
+  if (!cell) {
+    cell = {};
+    results.cells.set(key, cell);
+  }
+  return cell;
+}
+
+interface MetricsBody {
+  metrics?: { unique_visitors?: number };
+  meta?: { approximate?: string[] };
+}
+
+/** Our side of one cell: uncached runs, then (where cached) one warming request and cache hits. */
+async function measureApiCell(
+  client: ApiClient,
+  options: BenchOptions,
+  endpoint: Endpoint,
+  window: BenchWindow | undefined,
+  filter: FilterKind,
+  cell: CellResult,
+): Promise<MetricsBody | undefined> {
+  const request = apiRequest(endpoint, window, FILTER_CASES[filter]);
+  const budget = options.budgetSeconds * 1000;
+  let lastBody: string | undefined;
+  const uncached = await measure(options.runs, budget, async () => {
+    lastBody = (await apiGetOk(client, request, true)).body;
+  });
+  cell.uncached = summarize(uncached);
+  let metrics: MetricsBody | undefined;
+  if (endpoint.kind === "metrics" && lastBody !== undefined) {
+    metrics = JSON.parse(lastBody) as MetricsBody;
+    const approximate = metrics.meta?.approximate ?? [];
+    if (approximate.length > 0) cell.approximate = approximate;
+  }
+  if (endpoint.cached && uncached.samples.length > 0) {
+    await apiGetOk(client, request, false).catch(() => undefined);
+    let misses = 0;
+    const cached: Timing = await measure(options.runs, budget, async () => {
+      const answer = await apiGetOk(client, request, false);
+      if (!/\bhit\b/.test(answer.headers.get("cache-status") ?? "")) misses++;
+    });
+    cell.cached = { ...summarize(cached), misses };
+  }
+  const cachedText = cell.cached ? `, cached ${fmtMs(cell.cached.p50)}` : "";
+  const failed =
+    Object.keys(uncached.errors).length > 0 ? ` (errors: ${Object.keys(uncached.errors).join(", ")})` : "";
+  const where = `${endpoint.label} ${window ? `${window.days}d` : ""} ${filter}`;
+  progress(`  ${where}: uncached ${fmtMs(cell.uncached.p50)}${cachedText}${failed}`);
+  return metrics;
+}
+
+async function measureApi(
+  client: ApiClient,
+  options: BenchOptions,
+  results: BenchResults,
+  dataEnd: Date,
+  db: pg.Client,
+): Promise<void> {
+  progress("measuring the API (uncached and cached)…");
+  for (const endpoint of ENDPOINTS.filter((e) => !e.windowed)) {
+    await measureApiCell(
+      client,
+      options,
+      endpoint,
+      undefined,
+      "none",
+      cellOf(results, endpoint, undefined, "none"),
+    );
+  }
+  for (const days of WINDOW_DAYS) {
+    const window = benchWindow(days, dataEnd);
+    for (const filter of FILTER_KINDS) {
+      for (const endpoint of ENDPOINTS.filter((e) => e.windowed)) {
+        const cell = cellOf(results, endpoint, days, filter);
+        const metrics = await measureApiCell(client, options, endpoint, window, filter, cell);
+        if (metrics && filter === "none" && typeof metrics.metrics?.unique_visitors === "number") {
+          // The exact count over the same sessions (first event in the window), from the sessions table.
+          const exact = await db.query<{ n: string }>(
+            `SELECT count(DISTINCT profile_id) AS n FROM sessions
+              WHERE project_id = $1 AND started_at >= $2 AND started_at < $3`,
+            [BENCH_PROJECT, window.start, window.end],
+          );
+          results.visitors.push({
+            days,
+            api: metrics.metrics.unique_visitors,
+            exact: Number(exact.rows[0]?.n ?? 0),
+            approximate: (metrics.meta?.approximate ?? []).includes("unique_visitors"),
+          });
+        }
+      }
+    }
+  }
+}
+
+async function measureBaseline(db: pg.Client, options: BenchOptions, results: BenchResults, dataEnd: Date) {
+  progress("measuring the plain-SQL baseline…");
+  const timeoutMs = options.baselineTimeoutSeconds * 1000;
+  await db.query(`SET statement_timeout = ${Math.round(timeoutMs)}`);
+  const budget = options.budgetSeconds * 1000;
+  const timeoutReason = `timeout ${fmtMs(timeoutMs)}`;
+  // Endpoint × filter whose baseline timed out at a shorter window: longer ones would too.
+  const timedOut = new Map<string, WindowDays>();
+  const run = async (endpoint: Endpoint, window: BenchWindow | undefined, filter: FilterKind) => {
+    const cell = cellOf(results, endpoint, window?.days, filter);
+    const shorter = timedOut.get(`${endpoint.id}|${filter}`);
+    if (shorter !== undefined) {
+      cell.baseline = {
+        n: 0,
+        p50: undefined,
+        p95: undefined,
+        errors: { [`not run (timed out at ${shorter}d)`]: 1 },
+      };
+      cell.baselineTimeoutMs = timeoutMs;
+      return;
+    }
+    const query = baselineQuery(endpoint, window ?? benchWindow(1, dataEnd), FILTER_CASES[filter]);
+    const timing = await measure(options.runs, budget, async () => {
+      try {
+        await db.query(query.text, query.values);
+      } catch (error) {
+        const code = (error as { code?: string }).code;
+        throw new RunFailure(code === "57014" ? timeoutReason : String(error));
+      }
+    });
+    cell.baseline = summarize(timing);
+    if (timing.samples.length === 0 && timing.errors[timeoutReason] !== undefined) {
+      cell.baselineTimeoutMs = timeoutMs;
+      if (window) timedOut.set(`${endpoint.id}|${filter}`, window.days);
+    }
+    progress(
+      `  baseline ${endpoint.label} ${window ? `${window.days}d` : ""} ${filter}: ` +
+        fmtMs(cell.baseline.p50),
+    );
+  };
+  for (const endpoint of ENDPOINTS.filter((e) => !e.windowed)) await run(endpoint, undefined, "none");
+  for (const days of WINDOW_DAYS) {
+    const window = benchWindow(days, dataEnd);
+    for (const filter of FILTER_KINDS) {
+      for (const endpoint of ENDPOINTS.filter((e) => e.windowed)) await run(endpoint, window, filter);
+    }
+  }
+  await db.query("RESET statement_timeout");
+}
+
+/** A full NDJSON stream of the newest million events (all of the project's when fewer). */
+async function measureStream(client: ApiClient, db: pg.Client, results: BenchResults, projectEvents: number) {
+  progress("measuring the NDJSON export stream…");
+  const params = new URLSearchParams({ projectId: BENCH_PROJECT, format: "ndjson" });
+  let expected = projectEvents;
+  let start: string | undefined;
+  if (projectEvents > STREAM_EVENTS) {
+    const row = await db.query<{ created_at: Date }>(
+      `SELECT created_at FROM events WHERE project_id = $1
+        ORDER BY created_at DESC, id DESC OFFSET $2 LIMIT 1`,
+      [BENCH_PROJECT, STREAM_EVENTS - 1],
+    );
+    const at = row.rows[0]?.created_at;
+    if (!at) throw new Error("could not find the start of the newest million events");
+    start = at.toISOString();
+    params.set("start", start);
+    // Events sharing that millisecond make it slightly more than a million.
+    const count = await db.query<{ n: string }>(
+      "SELECT count(*) AS n FROM events WHERE project_id = $1 AND created_at >= $2",
+      [BENCH_PROJECT, at],
+    );
+    expected = Number(count.rows[0]?.n ?? 0);
+  }
+  const began = performance.now();
+  const response = await fetch(`${client.base}/export/events?${params.toString()}`, {
+    headers: client.headers,
+    signal: AbortSignal.timeout(30 * 60_000),
+  });
+  if (response.status !== 200 || !response.body) throw new Error(`stream answered ${response.status}`);
+  let firstByteMs = 0;
+  let lines = 0;
+  const reader = response.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    if (firstByteMs === 0) firstByteMs = performance.now() - began;
+    for (let i = 0; i < value.length; i++) if (value[i] === 10) lines++;
+  }
+  const seconds = (performance.now() - began) / 1000;
+  results.stream = { events: lines, expected, seconds, firstByteMs, start };
+  progress(`  ${lines.toLocaleString("en-US")} events in ${seconds.toFixed(1)} s`);
+  if (lines !== expected) results.notes.push(`The stream delivered ${lines} events, expected ${expected}.`);
+}
+
+/** The first JSON page vs a cursor page deep in the export order (the cursor built from SQL). */
+async function measureDepth(
+  client: ApiClient,
+  db: pg.Client,
+  options: BenchOptions,
+  results: BenchResults,
+  projectEvents: number,
+) {
+  const depth = Math.min(DEPTH, projectEvents - PAGE);
+  if (depth < PAGE) {
+    results.depthSkipped = `skipped: the project has only ${projectEvents} events`;
+    return;
+  }
+  progress(`measuring a cursor page at depth ${depth.toLocaleString("en-US")}…`);
+  if (depth < DEPTH) {
+    results.notes.push(
+      `The project has ${projectEvents.toLocaleString("en-US")} events, so the deep page is at depth ` +
+        `${depth.toLocaleString("en-US")} instead of 5,000,000.`,
+    );
+  }
+  const row = await db.query<{ created_at: Date; id: string }>(
+    `SELECT created_at, id::text AS id FROM events WHERE project_id = $1
+      ORDER BY created_at DESC, id DESC OFFSET $2 LIMIT 1`,
+    [BENCH_PROJECT, depth - 1],
+  );
+  const at = row.rows[0];
+  if (!at) throw new Error("no event at that depth");
+  // The cursor names the last event of the previous page, so the page starts at depth + 1.
+  const cursor = encodeEventCursor({ createdAt: at.created_at.getTime(), id: at.id });
+  const first = `/export/events?projectId=${BENCH_PROJECT}&limit=${PAGE}`;
+  const deep = `${first}&cursor=${cursor}`;
+  const check = JSON.parse((await apiGetOk(client, deep, true)).body) as { data?: unknown[] };
+  if (check.data?.length !== PAGE) {
+    results.notes.push(`The deep page held ${check.data?.length ?? 0} events instead of ${PAGE}.`);
+  }
+  const budget = options.budgetSeconds * 1000;
+  // Interleaved, so a drift of the machine during the test hits both sides alike.
+  const firstTiming: Timing = { samples: [], errors: {} };
+  const deepTiming: Timing = { samples: [], errors: {} };
+  for (let i = 0; i < options.runs; i++) {
+    for (const [request, timing] of [
+      [first, firstTiming],
+      [deep, deepTiming],
+    ] as const) {
+      const one = await measure(1, budget, async () => {
+        await apiGetOk(client, request, true);
+      });
+      timing.samples.push(...one.samples);
+      for (const [reason, count] of Object.entries(one.errors))
+        timing.errors[reason] = (timing.errors[reason] ?? 0) + count;
+    }
+  }
+  results.depth = { depth, first: summarize(firstTiming), deep: summarize(deepTiming) };
+  progress(`  first page ${fmtMs(results.depth.first.p50)}, deep page ${fmtMs(results.depth.deep.p50)}`);
+}
+
+async function wranglerVersion(): Promise<string | undefined> {
+  try {
+    const text = await readFile(path.join(ROOT, "node_modules", "wrangler", "package.json"), "utf8");
+    return (JSON.parse(text) as { version?: string }).version;
+  } catch {
+    return undefined;
+  }
+}
+
+async function writeReport(file: string, text: string): Promise<void> {
+  await mkdir(path.dirname(file), { recursive: true });
+  await writeFile(file, `${text}\n`);
+}
+
+async function main(): Promise<void> {
+  let options: BenchOptions;
+  if (process.argv.includes("--help") || process.argv.includes("-h")) {
+    process.stdout.write(`${BENCH_USAGE}\n`);
+    return;
+  }
+  try {
+    options = parseBenchOptions(process.argv.slice(2), process.env);
+  } catch (error) {
+    if (error instanceof BenchUsageError) {
+      process.stderr.write(`bench: ${error.message}\n${BENCH_USAGE}\n`);
+      process.exit(2);
+    }
+    throw error;
+  }
+  const out = path.resolve(ROOT, options.out);
+  const partialOut = path.join(path.dirname(out), `${path.basename(out)}.partial.tmp`);
+  const results: BenchResults = {
+    startedAt: new Date(),
+    options: {
+      events: options.events,
+      days: options.days,
+      seed: options.seed,
+      runs: options.runs,
+      budgetSeconds: options.budgetSeconds,
+      baselineTimeoutSeconds: options.baselineTimeoutSeconds,
+      smoke: options.smoke,
+    },
+    database: options.database,
+    cells: new Map(),
+    visitors: [],
+    notes: [],
+  };
+  let server: BenchServer | undefined;
+  let db: pg.Client | undefined;
+
+  // Ctrl-C (or a failure) stops wrangler and the relay, bounded in time, and keeps what was measured.
+  // One shutdown only: a failure caused by the shutdown itself (a closed client) joins it.
+  let stopping: Promise<never> | undefined;
+  const stopAll = (reason: string, code: number): Promise<never> => {
+    stopping ??= (async (): Promise<never> => {
+      const hardStop = setTimeout(() => process.exit(code), 15_000);
+      hardStop.unref();
+      results.interrupted = reason;
+      // Rendered now: requests still in flight fail once wrangler stops, and are no measurement.
+      const partial = renderReport(results);
+      progress(`bench: ${reason}; stopping wrangler and the relay…`);
+      await server?.stop().catch(() => undefined);
+      await db?.end().catch(() => undefined);
+      await writeReport(partialOut, partial).catch(() => undefined);
+      progress(`partial report: ${path.relative(process.cwd(), partialOut)}`);
+      process.exit(code);
+    })();
+    return stopping;
+  };
+  let firstSignalAt = 0;
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+    process.on(signal, () => {
+      if (stopping) {
+        // Ctrl-C arrives twice at once (from the terminal and relayed by tsx): only a later one
+        // means "don't wait".
+        if (performance.now() - firstSignalAt < 1_000) return;
+        process.exit(130);
+      }
+      firstSignalAt = performance.now();
+      void stopAll(signal, 130);
+    });
+  }
+
+  try {
+    const url = databaseUrl(options.adminUrl, options.database);
+    progress(`bench: database ${describeTarget(url)}`);
+    const prepared = await prepareBenchDatabase(
+      options.adminUrl,
+      options.database,
+      url,
+      { events: options.events, days: options.days, seed: options.seed, reload: options.reload },
+      progress,
+    );
+    results.reused = prepared.reused;
+    results.marker = prepared.marker;
+    results.machine = await readMachineFacts(url);
+    results.data = await readDataFacts(url, BENCH_PROJECT);
+    results.wrangler = await wranglerVersion();
+    const dataEnd = results.data.last;
+    if (Date.now() - dataEnd.getTime() > 5 * 60_000) {
+      results.notes.push(
+        `/live counts the 5 minutes before now, and the data ends ${dataEnd.toISOString()}: /live and its ` +
+          "baseline read an empty range (they still show the fixed cost of the path).",
+      );
+    }
+    progress(
+      `data: ${results.data.projectEvents.toLocaleString("en-US")} events of project ${BENCH_PROJECT}, ` +
+        `ending ${dataEnd.toISOString()}`,
+    );
+
+    const logFile = path.join(ROOT, "bench-results", "wrangler-output.tmp");
+    await mkdir(path.dirname(logFile), { recursive: true });
+    progress(`starting the relay and wrangler dev (log: ${path.relative(process.cwd(), logFile)})…`);
+    server = await startBenchServer(url, logFile);
+    progress(`serving on ${server.base}`);
+    const client = readClient(server.base);
+    results.floor = summarize(
+      await measure(options.runs * 3, options.budgetSeconds * 1000, async () => {
+        const answer = await apiGet({ base: client.base, headers: {} }, "/__bench_floor", false);
+        if (answer.status !== 404) throw new RunFailure(`HTTP ${answer.status}`);
+      }),
+    );
+    progress(`floor (a 404 without auth or database): ${fmtMs(results.floor.p50)}`);
+
+    db = new pg.Client({ connectionString: url });
+    await db.connect();
+    await measureApi(client, options, results, dataEnd, db);
+    await measureBaseline(db, options, results, dataEnd);
+    if (options.smoke) {
+      results.streamSkipped = "skipped (--smoke)";
+      results.depthSkipped = "skipped (--smoke)";
+    } else {
+      await measureStream(client, db, results, results.data.projectEvents);
+      await measureDepth(client, db, options, results, results.data.projectEvents);
+    }
+    await db.end();
+    db = undefined;
+    await server.stop();
+    server = undefined;
+  } catch (error) {
+    const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
+    process.stderr.write(`bench failed: ${detail}\n`);
+    await stopAll("failed", 1);
+  }
+
+  results.finishedAt = new Date();
+  const report = renderReport(results);
+  process.stdout.write(`${report}\n`);
+  await writeReport(out, report);
+  progress(`report: ${path.relative(process.cwd(), out)}`);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`bench: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,206 @@
+import os from "node:os";
+import pg from "pg";
+import { migrateDatabase } from "./migrate";
+import { seedDatabase } from "./seed-data";
+
+/**
+ * The benchmark's own database: created when missing, migrated, and loaded with the seed unless
+ * a marker says this exact data set is already there. The marker is a COMMENT ON DATABASE, so
+ * the schema under test holds no benchmark-only table, and it is written only after the load
+ * committed (an interrupted load leaves no marker and is redone with a reset).
+ */
+
+const MARKER_PREFIX = "edge-analytics bench data set ";
+
+export interface DataSetMarker {
+  events: number;
+  days: number;
+  seed: number;
+  /** The seed's `now`: the end of the generated traffic. */
+  now: string;
+  loadedAt: string;
+  loadSeconds: number;
+  sessions: number;
+  profiles: number;
+}
+
+export interface PreparedDatabase {
+  marker: DataSetMarker;
+  reused: boolean;
+}
+
+type Log = (line: string) => void;
+
+function parseMarker(comment: string | null | undefined): DataSetMarker | undefined {
+  if (!comment?.startsWith(MARKER_PREFIX)) return undefined;
+  try {
+    const value = JSON.parse(comment.slice(MARKER_PREFIX.length)) as Partial<DataSetMarker>;
+    if (
+      typeof value.events !== "number" ||
+      typeof value.days !== "number" ||
+      typeof value.seed !== "number"
+    ) {
+      return undefined;
+    }
+    if (typeof value.now !== "string") return undefined;
+    return value as DataSetMarker;
+  } catch {
+    return undefined;
+  }
+}
+
+async function withClient<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+export async function prepareBenchDatabase(
+  adminUrl: string,
+  database: string,
+  url: string,
+  wanted: { events: number; days: number; seed: number; reload: boolean },
+  log: Log,
+): Promise<PreparedDatabase> {
+  const existing = await withClient(adminUrl, async (admin) => {
+    const found = await admin.query<{ comment: string | null }>(
+      "SELECT shobj_description(oid, 'pg_database') AS comment FROM pg_database WHERE datname = $1",
+      [database],
+    );
+    if (found.rowCount === 0) {
+      log(`database: creating ${database}`);
+      // The name is validated as a plain identifier by the option parser.
+      await admin.query(`CREATE DATABASE "${database}"`);
+      return undefined;
+    }
+    return parseMarker(found.rows[0]?.comment);
+  });
+
+  await migrateDatabase(url);
+  const same =
+    existing !== undefined &&
+    existing.events === wanted.events &&
+    existing.days === wanted.days &&
+    existing.seed === wanted.seed;
+  if (same && !wanted.reload) {
+    log(`database: ${database} already holds this data set (loaded ${existing.loadedAt}); not reloading`);
+    return { marker: existing, reused: true };
+  }
+
+  const now = new Date();
+  log(
+    `database: loading ${wanted.events.toLocaleString("en-US")} events over ${wanted.days} days ` +
+      `(seed ${wanted.seed}) into ${database}…`,
+  );
+  let lastTenth = -1;
+  const result = await seedDatabase(url, {
+    events: wanted.events,
+    days: wanted.days,
+    seed: wanted.seed,
+    now,
+    reset: true,
+    onProgress: (loaded, total) => {
+      const tenth = Math.floor((total > 0 ? loaded / total : 1) * 10);
+      if (tenth > lastTenth) {
+        lastTenth = tenth;
+        log(`  loading events: ${tenth * 10} %`);
+      }
+    },
+    onPhase: (phase) =>
+      log(
+        phase === "indexes" ? "  rebuilding the events indexes…" : "  deriving sessions (refresh_derived)…",
+      ),
+  });
+  const marker: DataSetMarker = {
+    events: wanted.events,
+    days: wanted.days,
+    seed: wanted.seed,
+    now: now.toISOString(),
+    loadedAt: new Date().toISOString(),
+    loadSeconds: Math.round(result.millis / 100) / 10,
+    sessions: result.sessions,
+    profiles: result.profiles,
+  };
+  await withClient(adminUrl, async (admin) => {
+    const text = admin.escapeLiteral(`${MARKER_PREFIX}${JSON.stringify(marker)}`);
+    await admin.query(`COMMENT ON DATABASE "${database}" IS ${text}`);
+  });
+  log(`database: loaded in ${marker.loadSeconds} s`);
+  return { marker, reused: false };
+}
+
+export interface DataFacts {
+  /** Events of the measured project (`demo`). */
+  projectEvents: number;
+  /** Events of every project (the others are noise). */
+  totalEvents: number;
+  projectSessions: number;
+  first: Date;
+  last: Date;
+}
+
+export async function readDataFacts(url: string, projectId: string): Promise<DataFacts> {
+  return withClient(url, async (client) => {
+    const project = await client.query<{ n: string; first: Date | null; last: Date | null }>(
+      `SELECT count(*) AS n, min(created_at) AS first, max(created_at) AS last
+         FROM events WHERE project_id = $1`,
+      [projectId],
+    );
+    const total = await client.query<{ n: string }>("SELECT count(*) AS n FROM events");
+    const sessions = await client.query<{ n: string }>(
+      "SELECT count(*) AS n FROM sessions WHERE project_id = $1",
+      [projectId],
+    );
+    const row = project.rows[0];
+    if (!row?.first || !row.last) throw new Error(`project ${projectId} has no events`);
+    return {
+      projectEvents: Number(row.n),
+      totalEvents: Number(total.rows[0]?.n ?? 0),
+      projectSessions: Number(sessions.rows[0]?.n ?? 0),
+      first: row.first,
+      last: row.last,
+    };
+  });
+}
+
+export interface MachineFacts {
+  cpus: number;
+  cpuModel: string;
+  memoryGiB: number;
+  node: string;
+  postgres: string;
+  /** Settings that shape the baseline's plans. */
+  postgresSettings: string;
+}
+
+export async function readMachineFacts(url: string): Promise<MachineFacts> {
+  const postgres = await withClient(url, async (client) => {
+    const version = await client.query<{ v: string }>("SELECT current_setting('server_version') AS v");
+    const settings = await client.query<{ name: string; setting: string; unit: string | null }>(
+      `SELECT name, setting, unit FROM pg_settings
+        WHERE name IN ('shared_buffers', 'work_mem', 'max_parallel_workers_per_gather', 'jit')
+        ORDER BY name`,
+    );
+    const text = settings.rows
+      .map((s) => {
+        // shared_buffers is in 8 kB pages, work_mem in kB: show both in MB.
+        if (s.unit === "8kB") return `${s.name}=${Math.round((Number(s.setting) * 8) / 1024)}MB`;
+        if (s.unit === "kB") return `${s.name}=${Math.round(Number(s.setting) / 1024)}MB`;
+        return `${s.name}=${s.setting}`;
+      })
+      .join(", ");
+    return { version: version.rows[0]?.v ?? "?", settings: text };
+  });
+  return {
+    cpus: os.availableParallelism(),
+    cpuModel: os.cpus()[0]?.model.trim() ?? "?",
+    memoryGiB: Math.round((os.totalmem() / 2 ** 30) * 10) / 10,
+    node: process.version,
+    postgres: postgres.version,
+    postgresSettings: postgres.settings,
+  };
+}

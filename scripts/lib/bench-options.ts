@@ -1,0 +1,132 @@
+/**
+ * Command line of `npm run bench` (issue 5). Kept apart from the runner so the defaults and the
+ * smoke profile are visible in one place.
+ */
+
+export interface BenchOptions {
+  events: number;
+  days: number;
+  seed: number;
+  /** Timed runs per measurement (cell). */
+  runs: number;
+  /** A cell stops taking runs once it has used this much time (slow baselines would take hours). */
+  budgetSeconds: number;
+  /** statement_timeout of a baseline query; a baseline that hits it is reported as a lower bound. */
+  baselineTimeoutSeconds: number;
+  database: string;
+  /** Admin connection (any database on the server); the bench database lives beside it. */
+  adminUrl: string;
+  smoke: boolean;
+  /** Reload the data set even when the marker says it is there. */
+  reload: boolean;
+  out: string;
+}
+
+export const BENCH_USAGE = `usage: npm run bench -- [options]
+  --events <n>              events to load (default 10,000,000; 20,000 with --smoke)
+  --days <d>                days they span, ending now (default 90)
+  --seed <s>                seed of the generator (default 1)
+  --runs <k>                timed runs per measurement (default 7; 2 with --smoke)
+  --budget <s>              stop a measurement after this many seconds, keeping one run (default 10)
+  --baseline-timeout <s>    statement timeout of one plain-SQL baseline query (default 30); a timed-out
+                            baseline is reported as a lower bound, and its longer windows are skipped
+  --database <name>         database to use or create (default bench_<events>_<days>_<seed>)
+  --reload                  load the data set again even when it is already there
+  --smoke                   small and quick (for CI): skips the 1M-event stream and the depth test
+  --out <file>              report file (default bench-results/REPORT.md)
+environment: BENCH_ADMIN_URL (default postgres://postgres@127.0.0.1:5432/postgres)`;
+
+export class BenchUsageError extends Error {}
+
+const DEFAULT_ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres";
+
+function integer(text: string, flag: string, min: number): number {
+  const n = Number(text.replaceAll("_", "").replaceAll(",", ""));
+  if (!Number.isSafeInteger(n) || n < min) throw new BenchUsageError(`${flag} must be an integer ≥ ${min}`);
+  return n;
+}
+
+function positive(text: string, flag: string): number {
+  const n = Number(text);
+  if (!Number.isFinite(n) || n <= 0) throw new BenchUsageError(`${flag} must be a positive number`);
+  return n;
+}
+
+export function parseBenchOptions(argv: readonly string[], env: NodeJS.ProcessEnv): BenchOptions {
+  const given: Partial<BenchOptions> = {};
+  let smoke = false;
+  let reload = false;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? "";
+    const [flag = "", inline] = arg.startsWith("--") && arg.includes("=") ? arg.split(/=(.*)/s, 2) : [arg];
+    const value = (): string => {
+      const v = inline ?? argv[++i];
+      if (v === undefined) throw new BenchUsageError(`${flag} needs a value`);
+      return v;
+    };
+    switch (flag) {
+      case "--events":
+        given.events = integer(value(), flag, 1);
+        break;
+      case "--days":
+        given.days = positive(value(), flag);
+        break;
+      case "--seed":
+        given.seed = integer(value(), flag, Number.MIN_SAFE_INTEGER);
+        break;
+      case "--runs":
+        given.runs = integer(value(), flag, 1);
+        break;
+      case "--budget":
+        given.budgetSeconds = positive(value(), flag);
+        break;
+      case "--baseline-timeout":
+        given.baselineTimeoutSeconds = positive(value(), flag);
+        break;
+      case "--database":
+        given.database = value();
+        break;
+      case "--out":
+        given.out = value();
+        break;
+      case "--smoke":
+        smoke = true;
+        break;
+      case "--reload":
+        reload = true;
+        break;
+      default:
+        throw new BenchUsageError(`unknown argument ${arg}`);
+    }
+  }
+  const events = given.events ?? (smoke ? 20_000 : 10_000_000);
+  const days = given.days ?? 90;
+  const seed = given.seed ?? 1;
+  // The name carries the data set, so another size never reuses (or overwrites) this one.
+  const database =
+    given.database ?? `bench_${events}_${String(days).replace(".", "_")}_${seed}`.replace("-", "m");
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(database)) {
+    throw new BenchUsageError("--database must be a lower-case identifier (letters, digits, _)");
+  }
+  const adminUrl = env.BENCH_ADMIN_URL?.trim() || DEFAULT_ADMIN_URL;
+  return {
+    events,
+    days,
+    seed,
+    runs: given.runs ?? (smoke ? 2 : 7),
+    budgetSeconds: given.budgetSeconds ?? 10,
+    baselineTimeoutSeconds: given.baselineTimeoutSeconds ?? 30,
+    database,
+    adminUrl,
+    smoke,
+    reload,
+    out: given.out ?? "bench-results/REPORT.md",
+  };
+}
+
+/** The admin URL pointed at another database on the same server. */
+export function databaseUrl(adminUrl: string, database: string): string {
+  const url = new URL(adminUrl);
+  url.pathname = `/${database}`;
+  return url.toString();
+}
