@@ -428,7 +428,7 @@ async function main(): Promise<void> {
         `ending ${dataEnd.toISOString()}`,
     );
 
-    const logFile = path.join(ROOT, "bench-results", "wrangler-output.tmp");
+    const logFile = path.join(ROOT, "scripts", "bench-results", "wrangler-output.tmp");
     await mkdir(path.dirname(logFile), { recursive: true });
     progress(`starting the relay and wrangler dev (log: ${path.relative(process.cwd(), logFile)})…`);
     server = await startBenchServer(url, logFile);
