@@ -1,3 +1,4 @@
+import { FIELD_KEYS, NUMERIC_FIELD_NAMES, snakeCase } from "./event-fields";
 import type { RawEvent, RawFilter } from "./reference";
 
 /**
@@ -220,38 +221,6 @@ export function bucketStarts(window: RefWindow, interval: RefInterval, timezone:
 // ---------------------------------------------------------------------------------------------
 // Event fields and filters, written from contract section 3 (charts test the event itself).
 
-const COLUMNS: Record<string, keyof RawEvent> = {
-  name: "name",
-  path: "path",
-  origin: "origin",
-  referrer: "referrer",
-  referrer_name: "referrerName",
-  referrer_type: "referrerType",
-  country: "country",
-  region: "region",
-  city: "city",
-  device: "device",
-  brand: "brand",
-  model: "model",
-  browser: "browser",
-  browser_version: "browserVersion",
-  os: "os",
-  os_version: "osVersion",
-  utm_source: "utmSource",
-  utm_medium: "utmMedium",
-  utm_campaign: "utmCampaign",
-  utm_term: "utmTerm",
-  utm_content: "utmContent",
-  profile_id: "profileId",
-  device_id: "deviceId",
-  session_id: "sessionId",
-  duration: "duration",
-  revenue: "revenue",
-};
-const NUMERIC_COLUMNS = new Set(["duration", "revenue"]);
-
-const snakeCase = (name: string) => name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
-
 function propertyOf(event: RawEvent, name: string): unknown {
   let value: unknown = event.properties;
   for (const key of name.slice("properties.".length).split(".")) {
@@ -267,7 +236,7 @@ function textOf(event: RawEvent, name: string): string | null {
     if (value === undefined || value === null) return null;
     return typeof value === "object" ? JSON.stringify(value) : String(value);
   }
-  const key = COLUMNS[snakeCase(name)];
+  const key = FIELD_KEYS[snakeCase(name)];
   if (key === undefined) throw new Error(`reference: unknown field ${name}`);
   const value = event[key];
   return value === null || value === undefined ? null : String(value);
@@ -277,7 +246,7 @@ const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
 
 function passes(event: RawEvent, filter: RawFilter): boolean {
   const name = filter.name.startsWith("properties.") ? filter.name : snakeCase(filter.name);
-  const numeric = NUMERIC_COLUMNS.has(name);
+  const numeric = NUMERIC_FIELD_NAMES.has(name);
   const text = textOf(event, name);
   const values = (filter.value ?? []).map(String);
   const equal = () =>
@@ -322,7 +291,7 @@ function passes(event: RawEvent, filter: RawFilter): boolean {
 /** A property segment's number in hundredths, or null when missing or not numeric (skipped). */
 function amountOf(event: RawEvent, name: string): number | null {
   if (!name.startsWith("properties."))
-    return Math.round(Number(event[COLUMNS[name] as keyof RawEvent]) * 100);
+    return Math.round(Number(event[FIELD_KEYS[name] as keyof RawEvent]) * 100);
   const value = propertyOf(event, name);
   if (typeof value === "number") return Number.isFinite(value) ? Math.round(value * 100) : null;
   if (typeof value === "string" && DECIMAL.test(value)) return Math.round(Number(value) * 100);

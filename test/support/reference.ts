@@ -5,6 +5,8 @@
  * a difference.
  */
 
+import { EVENT_FIELD_NAMES, FIELD_KEYS, NUMERIC_FIELD_NAMES, snakeCase } from "./event-fields";
+
 export interface RawEvent {
   projectId: string;
   sessionId: string;
@@ -56,42 +58,6 @@ interface RefSession {
   revenue: number;
 }
 
-const SESSION_FIELDS: Record<string, keyof RawEvent> = {
-  referrer: "referrer",
-  referrer_name: "referrerName",
-  referrer_type: "referrerType",
-  country: "country",
-  region: "region",
-  city: "city",
-  device: "device",
-  brand: "brand",
-  model: "model",
-  browser: "browser",
-  browser_version: "browserVersion",
-  os: "os",
-  os_version: "osVersion",
-  utm_source: "utmSource",
-  utm_medium: "utmMedium",
-  utm_campaign: "utmCampaign",
-  utm_term: "utmTerm",
-  utm_content: "utmContent",
-  profile_id: "profileId",
-  device_id: "deviceId",
-  session_id: "sessionId",
-};
-const EVENT_FIELDS: Record<string, keyof RawEvent> = {
-  name: "name",
-  path: "path",
-  origin: "origin",
-  duration: "duration",
-  revenue: "revenue",
-};
-const NUMERIC_FIELDS = new Set(["duration", "revenue"]);
-
-function snake(name: string): string {
-  return name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
-}
-
 function fieldValue(event: RawEvent, name: string): unknown {
   if (name.startsWith("properties.")) {
     let value: unknown = event.properties;
@@ -102,7 +68,7 @@ function fieldValue(event: RawEvent, name: string): unknown {
     if (value === undefined || value === null) return null;
     return typeof value === "object" ? JSON.stringify(value) : String(value);
   }
-  const key = SESSION_FIELDS[name] ?? EVENT_FIELDS[name];
+  const key = FIELD_KEYS[name];
   return key === undefined ? undefined : event[key];
 }
 
@@ -156,9 +122,9 @@ function matches(value: unknown, filter: RawFilter, numericField: boolean): bool
 
 function sessionPasses(session: RefSession, filters: RawFilter[]): boolean {
   return filters.every((filter) => {
-    const name = filter.name.startsWith("properties.") ? filter.name : snake(filter.name);
-    const numeric = NUMERIC_FIELDS.has(name);
-    if (name in SESSION_FIELDS) {
+    const name = filter.name.startsWith("properties.") ? filter.name : snakeCase(filter.name);
+    const numeric = NUMERIC_FIELD_NAMES.has(name);
+    if (name in FIELD_KEYS && !EVENT_FIELD_NAMES.has(name)) {
       const value = name === "profile_id" ? session.visitor : fieldValue(session.first, name);
       return matches(value, filter, numeric);
     }
