@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import {
   bigint,
+  bit,
   boolean,
   doublePrecision,
   index,
@@ -9,6 +10,7 @@ import {
   pgEnum,
   pgTable,
   primaryKey,
+  smallint,
   text,
   timestamp,
   uuid,
@@ -204,4 +206,93 @@ export const derivedState = pgTable("derived_state", {
   /** Every event whose ingest_xid is below this has been folded in. */
   processedXid: bigint("processed_xid", { mode: "number" }).notNull().default(0),
   lastRunAt: timestamp("last_run_at", { withTimezone: true, precision: 3 }),
+});
+
+// ---------------------------------------------------------------------------------------------
+// Hourly rollups, derived from `sessions` (and their screen views) by `refresh_derived()` only.
+// An hour holds the sessions whose first event falls in it (UTC hour), so the rows of the hours
+// inside a window add up to exactly what the window's sessions give (contract section 5).
+
+/**
+ * Session aggregates per hour: one row with `dimension` '' for all sessions, and one row per
+ * value of each breakdown dimension (`name`, plus `prefix` on region/city/versions; null = not set).
+ */
+export const sessionRollups = pgTable(
+  "session_rollups",
+  {
+    projectId: text("project_id").notNull(),
+    hour: timestamp("hour", { withTimezone: true, precision: 3 }).notNull(),
+    dimension: text("dimension").notNull(),
+    name: text("name"),
+    prefix: text("prefix"),
+    sessions: integer("sessions").notNull(),
+    bounces: integer("bounces").notNull(),
+    screenViews: bigint("screen_views", { mode: "number" }).notNull(),
+    /** Sum of the durations above 0, and how many sessions had one (avg_session_duration). */
+    durationMs: bigint("duration_ms", { mode: "number" }).notNull(),
+    timedSessions: integer("timed_sessions").notNull(),
+    revenue: bigint("revenue", { mode: "number" }).notNull(),
+  },
+  (t) => [index("session_rollups_project_dimension_hour_idx").on(t.projectId, t.dimension, t.hour)],
+);
+
+/** Page aggregates per hour of the session's start, per (origin, path) screened in it. */
+export const pageRollups = pgTable(
+  "page_rollups",
+  {
+    projectId: text("project_id").notNull(),
+    hour: timestamp("hour", { withTimezone: true, precision: 3 }).notNull(),
+    origin: text("origin"),
+    path: text("path"),
+    title: text("title"),
+    sessions: integer("sessions").notNull(),
+    pageviews: integer("pageviews").notNull(),
+    bounces: integer("bounces").notNull(),
+    /** Sum of the time-on-page values above 0, and how many screen views had one. */
+    durationMs: bigint("duration_ms", { mode: "number" }).notNull(),
+    timedViews: integer("timed_views").notNull(),
+  },
+  (t) => [index("page_rollups_project_hour_idx").on(t.projectId, t.hour)],
+);
+
+/** Registers of every visitor sketch: 2^15, a standard error of 0.57 % (±2 % is 3.5 σ). */
+export const SKETCH_REGISTER_BITS = 32_768;
+
+/**
+ * HyperLogLog sketches of the visitors of each hour's sessions (2^15 registers over a 64-bit
+ * hashtextextended), stored as bit planes: plane k has the bit of every register whose value is
+ * at least k. Planes merge with `bit_or`, and `bit_count` of a merged plane counts the registers
+ * at or above k, which is all the estimator needs. Plain SQL, no extension.
+ */
+export const visitorSketches = pgTable(
+  "visitor_sketches",
+  {
+    projectId: text("project_id").notNull(),
+    hour: timestamp("hour", { withTimezone: true, precision: 3 }).notNull(),
+    plane: smallint("plane").notNull(),
+    registers: bit("registers", { dimensions: SKETCH_REGISTER_BITS }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.hour, t.plane] })],
+);
+
+/**
+ * The same sketches per day of the project's timezone (`day` is the local midnight), so a
+ * month of visitors merges ~30 sketches instead of ~720. Built for the timezone recorded in
+ * `rollup_timezones`; after a project's timezone changes, the next refresh rebuilds them.
+ */
+export const visitorDaySketches = pgTable(
+  "visitor_day_sketches",
+  {
+    projectId: text("project_id").notNull(),
+    day: timestamp("day", { withTimezone: true, precision: 3 }).notNull(),
+    plane: smallint("plane").notNull(),
+    registers: bit("registers", { dimensions: SKETCH_REGISTER_BITS }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.day, t.plane] })],
+);
+
+/** The timezone each project's day sketches were built in. */
+export const rollupTimezones = pgTable("rollup_timezones", {
+  projectId: text("project_id").primaryKey(),
+  timezone: text("timezone").notNull(),
 });

@@ -9,7 +9,7 @@ import { sha256Hex } from "./secrets";
  */
 
 /** Bump when a cached response shape or a metric definition changes: old entries are then never read. */
-export const CACHE_SCHEMA_VERSION = "v1";
+export const CACHE_SCHEMA_VERSION = "v2";
 const KV_MINIMUM_TTL_SECONDS = 60;
 
 export interface CachedAnswer<T> {

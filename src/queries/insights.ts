@@ -1,32 +1,34 @@
-import { and, desc, eq, gte, lt, type SQL, sql } from "drizzle-orm";
+import { and, eq, gte, lt, type SQL, sql } from "drizzle-orm";
 import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import type { Database } from "../db/client";
 import { events, sessions } from "../db/schema";
-import type { Filter } from "../lib/filters";
 import { sessionConditions } from "./filters";
-import { ratio, timestampArray, toNumber } from "./sql-helpers";
+import {
+  type BreakdownRow,
+  type MetricsAnswer,
+  type Page,
+  type PageRow,
+  rollupsCover,
+  type SessionScope,
+  spreadOverBuckets,
+  toBreakdownRow,
+  toBucketMetrics,
+  toPageRow,
+} from "./insights-model";
+import { rolledUpBreakdown, rolledUpSessionMetrics, rolledUpTopPages } from "./insights-rollups";
+import { rankOrder, ratio, timestampArray } from "./sql-helpers";
 
-/** Half-open time window in epoch milliseconds. */
-export interface TimeWindow {
-  start: number;
-  end: number;
-}
-
-export interface SessionScope {
-  projectId: string;
-  window: TimeWindow;
-  filters: Filter[];
-}
-
-export interface SessionMetrics {
-  bounce_rate: number;
-  unique_visitors: number;
-  total_sessions: number;
-  avg_session_duration: number;
-  total_screen_views: number;
-  views_per_session: number;
-  total_revenue: number;
-}
+export type {
+  ApproximateMetric,
+  BreakdownRow,
+  MetricsAnswer,
+  Page,
+  PageRow,
+  SessionMetrics,
+  SessionScope,
+  TimeWindow,
+} from "./insights-model";
+export { EMPTY_METRICS } from "./insights-model";
 
 /** Sessions of the window (by first event) that pass the filters (contract sections 3 and 5). */
 function sessionsInScope(scope: SessionScope): SQL | undefined {
@@ -63,38 +65,22 @@ function metricColumns(s: SessionColumns) {
   };
 }
 
-function toMetrics(row: Record<keyof SessionMetrics, string | number | null>): SessionMetrics {
-  return {
-    bounce_rate: toNumber(row.bounce_rate),
-    unique_visitors: toNumber(row.unique_visitors),
-    total_sessions: toNumber(row.total_sessions),
-    avg_session_duration: toNumber(row.avg_session_duration),
-    total_screen_views: toNumber(row.total_screen_views),
-    views_per_session: toNumber(row.views_per_session),
-    total_revenue: toNumber(row.total_revenue),
-  };
-}
-
-export const EMPTY_METRICS: SessionMetrics = toMetrics({
-  bounce_rate: 0,
-  unique_visitors: 0,
-  total_sessions: 0,
-  avg_session_duration: 0,
-  total_screen_views: 0,
-  views_per_session: 0,
-  total_revenue: 0,
-});
-
 /**
  * The metrics of the whole window and of each bucket, in one pass: GROUPING SETS gives the
  * per-bucket rows and the total row (whose distinct visitor count is not a sum of buckets).
  * `buckets` are bucket start instants; every bucket is returned, zero-filled.
  */
-export async function sessionMetrics(
+export function sessionMetrics(db: Database, scope: SessionScope, buckets: number[]): Promise<MetricsAnswer> {
+  return rollupsCover(scope, buckets)
+    ? rolledUpSessionMetrics(db, scope, buckets)
+    : exactSessionMetrics(db, scope, buckets);
+}
+
+async function exactSessionMetrics(
   db: Database,
   scope: SessionScope,
   buckets: number[],
-): Promise<{ totals: SessionMetrics; series: SessionMetrics[] }> {
+): Promise<MetricsAnswer> {
   // The bucket is computed once in a subquery: repeated in SELECT and GROUP BY it would carry
   // separately bound parameters, which Postgres does not recognise as the same expression.
   const scoped = db
@@ -118,29 +104,7 @@ export async function sessionMetrics(
     .from(scoped)
     .groupBy(sql`grouping sets ((${scoped.bucket}), ())`);
 
-  const series = buckets.map(() => EMPTY_METRICS);
-  let totals = EMPTY_METRICS;
-  for (const row of rows) {
-    const metrics = toMetrics(row);
-    if (Number(row.isTotal) === 1) totals = metrics;
-    else if (row.bucket >= 1 && row.bucket <= buckets.length) series[row.bucket - 1] = metrics;
-  }
-  return { totals, series };
-}
-
-export interface Page {
-  offset: number;
-  limit: number;
-}
-
-export interface PageRow {
-  title: string | null;
-  origin: string | null;
-  path: string | null;
-  sessions: number;
-  pageviews: number;
-  bounce_rate: number;
-  avg_duration: number;
+  return { ...spreadOverBuckets(rows.map(toBucketMetrics), buckets.length), approximate: [] };
 }
 
 /**
@@ -148,7 +112,11 @@ export interface PageRow {
  * bounce rate over those sessions and the mean time on page (contract section 5). Fetches one
  * row more than asked so the caller knows whether another page follows.
  */
-export async function topPages(db: Database, scope: SessionScope, page: Page): Promise<PageRow[]> {
+export function topPages(db: Database, scope: SessionScope, page: Page): Promise<PageRow[]> {
+  return rollupsCover(scope) ? rolledUpTopPages(db, scope, page) : exactTopPages(db, scope, page);
+}
+
+async function exactTopPages(db: Database, scope: SessionScope, page: Page): Promise<PageRow[]> {
   const sessionCount = sql<string>`count(distinct ${events.sessionId})`;
   const rows = await db
     .select({
@@ -179,22 +147,10 @@ export async function topPages(db: Database, scope: SessionScope, page: Page): P
     )
     .where(sessionsInScope(scope))
     .groupBy(events.origin, events.path)
-    .orderBy(
-      desc(sessionCount),
-      sql`${events.path} collate "C" asc nulls last`,
-      sql`${events.origin} collate "C" asc nulls last`,
-    )
+    .orderBy(...rankOrder(sessionCount, events.path, events.origin))
     .limit(page.limit + 1)
     .offset(page.offset);
-  return rows.map((row) => ({
-    title: row.title,
-    origin: row.origin,
-    path: row.path,
-    sessions: toNumber(row.sessions),
-    pageviews: toNumber(row.pageviews),
-    bounce_rate: toNumber(row.bounce_rate),
-    avg_duration: toNumber(row.avg_duration),
-  }));
+  return rows.map(toPageRow);
 }
 
 /** Breakdown dimensions (contract section 4) and the session columns behind them. */
@@ -221,20 +177,22 @@ export const BREAKDOWN_DIMENSIONS = {
 
 export type BreakdownDimension = keyof typeof BREAKDOWN_DIMENSIONS;
 
-export interface BreakdownRow {
-  name: string | null;
-  prefix?: string | null;
-  sessions: number;
-  pageviews: number;
-  bounce_rate: number;
-  avg_session_duration: number;
-}
-
 /**
  * Sessions grouped by one of their attributes (the first event's). Empty strings count as
  * "not set" together with NULL, so direct traffic is one row named null.
  */
-export async function sessionBreakdown(
+export function sessionBreakdown(
+  db: Database,
+  scope: SessionScope,
+  dimension: BreakdownDimension,
+  page: Page,
+): Promise<BreakdownRow[]> {
+  return rollupsCover(scope)
+    ? rolledUpBreakdown(db, scope, dimension, "prefix" in BREAKDOWN_DIMENSIONS[dimension], page)
+    : exactBreakdown(db, scope, dimension, page);
+}
+
+async function exactBreakdown(
   db: Database,
   scope: SessionScope,
   dimension: BreakdownDimension,
@@ -257,19 +215,8 @@ export async function sessionBreakdown(
     .from(sessions)
     .where(sessionsInScope(scope))
     .groupBy(...(prefix ? [name, prefix] : [name]))
-    .orderBy(
-      desc(sessionCount),
-      sql`${name} collate "C" asc nulls last`,
-      ...(prefix ? [sql`${prefix} collate "C" asc nulls last`] : []),
-    )
+    .orderBy(...rankOrder(sessionCount, name, ...(prefix ? [prefix] : [])))
     .limit(page.limit + 1)
     .offset(page.offset);
-  return rows.map((row) => ({
-    name: row.name,
-    ...(prefix ? { prefix: row.prefix } : {}),
-    sessions: toNumber(row.sessions),
-    pageviews: toNumber(row.pageviews),
-    bounce_rate: toNumber(row.bounce_rate),
-    avg_session_duration: toNumber(row.avg_session_duration),
-  }));
+  return rows.map((row) => toBreakdownRow(row, prefix !== undefined));
 }

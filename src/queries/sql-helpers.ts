@@ -1,4 +1,4 @@
-import { type SQL, sql } from "drizzle-orm";
+import { type AnyColumn, type SQL, sql } from "drizzle-orm";
 
 /** `round(numerator * scale / denominator, 2)` in exact decimal arithmetic; 0 when the denominator is 0. */
 export function ratio(numerator: SQL, denominator: SQL, scale = 1): SQL<string> {
@@ -11,3 +11,11 @@ export function timestampArray(instants: number[]): SQL {
 }
 
 export const toNumber = (value: string | number | null | undefined): number => Number(value ?? 0);
+
+/**
+ * The order of the ranked insights lists (contract section 4): largest count first, then the
+ * keys in byte order with nulls last, so the order is the same on every database collation.
+ */
+export function rankOrder(count: SQL, ...keys: Array<SQL | AnyColumn>): SQL[] {
+  return [sql`${count} desc`, ...keys.map((key) => sql`${key} collate "C" asc nulls last`)];
+}

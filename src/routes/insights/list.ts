@@ -40,7 +40,13 @@ export async function answerList<Row>(
     await assertValidRegexes(db, scope.filters);
     const rows = await fetchRows(
       db,
-      { projectId: project.id, window: scope.range.window, filters: scope.filters },
+      {
+        projectId: project.id,
+        window: scope.range.window,
+        filters: scope.filters,
+        rollups: scope.rollups,
+        projectTimezone: scope.projectTimezone,
+      },
       page,
     );
     return { rows: rows.slice(0, page.limit), hasMore: rows.length > page.limit };

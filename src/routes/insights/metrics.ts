@@ -14,7 +14,12 @@ import { sendJson } from "../../lib/respond";
 import { formatInstant } from "../../lib/timezone";
 import { validate } from "../../lib/validation";
 import { assertValidRegexes } from "../../queries/filters";
-import { type SessionMetrics, sessionMetrics } from "../../queries/insights";
+import {
+  type ApproximateMetric,
+  type MetricsAnswer,
+  type SessionMetrics,
+  sessionMetrics,
+} from "../../queries/insights";
 import { freshnessFor, RangeParams, resolveInsightsScope, SeriesParams } from "./params";
 
 const MetricsQuery = v.object({ ...RangeParams, ...SeriesParams });
@@ -51,6 +56,11 @@ const MetricsResponse = v.pipe(
   v.metadata({ ref: "MetricsResponse" }),
 );
 
+/** The metrics either period took from sketches. */
+function approximateMetrics(...answers: Array<MetricsAnswer | undefined>): ApproximateMetric[] {
+  return [...new Set(answers.flatMap((answer) => answer?.approximate ?? []))];
+}
+
 function seriesOf(buckets: number[], values: SessionMetrics[], timezone: string) {
   return buckets.map((start, index) => ({ date: formatInstant(start, timezone), ...values[index] }));
 }
@@ -77,19 +87,19 @@ export const metrics = new Hono<AppEnv>().get(
     const scope = resolveInsightsScope(c, c.req.valid("query"), { autoInterval: true });
     const project = c.get("project");
     const key = await cacheKey(project.id, "metrics", scope.fingerprint);
-    const { range, filters } = scope;
+    const { range, filters, rollups, projectTimezone } = scope;
     const answer = await readThrough(c, key, freshnessFor(range), async () => {
       const db = useDatabase(c);
       await assertValidRegexes(db, filters);
       const current = sessionMetrics(
         db,
-        { projectId: project.id, window: range.window, filters },
+        { projectId: project.id, window: range.window, filters, rollups, projectTimezone },
         range.buckets,
       );
       const previous = range.previous
         ? sessionMetrics(
             db,
-            { projectId: project.id, window: range.previous.window, filters },
+            { projectId: project.id, window: range.previous.window, filters, rollups, projectTimezone },
             range.previous.buckets,
           )
         : undefined;
@@ -105,7 +115,7 @@ export const metrics = new Hono<AppEnv>().get(
               },
             }
           : {}),
-        meta: { ...range.meta, approximate: [] as string[] },
+        meta: { ...range.meta, approximate: approximateMetrics(now, before) },
       };
     });
     return sendJson(c, { ...answer, body: answer.value });

@@ -66,6 +66,10 @@ export interface RangeQuery {
 export interface InsightsScope {
   range: ResolvedRange;
   filters: Filter[];
+  /** Whether the hourly rollups may answer (wrangler var ROLLUPS, "off" forces the exact path). */
+  rollups: boolean;
+  /** The project's own timezone (the rollups' days are its days). */
+  projectTimezone: string;
   /** Normalized inputs that fully determine the answer: the cache key and cursor fingerprint. */
   fingerprint: Record<string, unknown>;
 }
@@ -89,6 +93,8 @@ export function resolveInsightsScope(
   return {
     range,
     filters: normalizeFilters(query.filters),
+    rollups: c.env.ROLLUPS !== "off",
+    projectTimezone: c.get("project").timezone,
     fingerprint: {
       window: range.window,
       timezone: range.timezone,

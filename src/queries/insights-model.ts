@@ -1,0 +1,176 @@
+import type { Filter } from "../lib/filters";
+import { toNumber } from "./sql-helpers";
+
+/** Shapes shared by the two paths of the insights queries: exact (insights.ts) and rolled up. */
+
+/** Half-open time window in epoch milliseconds. */
+export interface TimeWindow {
+  start: number;
+  end: number;
+}
+
+export interface SessionScope {
+  projectId: string;
+  window: TimeWindow;
+  filters: Filter[];
+  /** The project's own timezone: its day sketches cover whole days of it. */
+  projectTimezone: string;
+  /** Whether the hourly rollups may answer (the ROLLUPS switch); they do only when they cover the request. */
+  rollups: boolean;
+}
+
+/** Metrics that came from sketches rather than exact counts (`meta.approximate`). */
+export type ApproximateMetric = "unique_visitors";
+
+export interface SessionMetrics {
+  bounce_rate: number;
+  unique_visitors: number;
+  total_sessions: number;
+  avg_session_duration: number;
+  total_screen_views: number;
+  views_per_session: number;
+  total_revenue: number;
+}
+
+export function toMetrics(row: Record<keyof SessionMetrics, string | number | null>): SessionMetrics {
+  return {
+    bounce_rate: toNumber(row.bounce_rate),
+    unique_visitors: toNumber(row.unique_visitors),
+    total_sessions: toNumber(row.total_sessions),
+    avg_session_duration: toNumber(row.avg_session_duration),
+    total_screen_views: toNumber(row.total_screen_views),
+    views_per_session: toNumber(row.views_per_session),
+    total_revenue: toNumber(row.total_revenue),
+  };
+}
+
+export const EMPTY_METRICS: SessionMetrics = toMetrics({
+  bounce_rate: 0,
+  unique_visitors: 0,
+  total_sessions: 0,
+  avg_session_duration: 0,
+  total_screen_views: 0,
+  views_per_session: 0,
+  total_revenue: 0,
+});
+
+export interface Page {
+  offset: number;
+  limit: number;
+}
+
+export interface PageRow {
+  title: string | null;
+  origin: string | null;
+  path: string | null;
+  sessions: number;
+  pageviews: number;
+  bounce_rate: number;
+  avg_duration: number;
+}
+
+export interface BreakdownRow {
+  name: string | null;
+  prefix?: string | null;
+  sessions: number;
+  pageviews: number;
+  bounce_rate: number;
+  avg_session_duration: number;
+}
+
+/** Metrics of a window and of each of its buckets, and which of them are estimates. */
+export interface MetricsAnswer {
+  totals: SessionMetrics;
+  series: SessionMetrics[];
+  approximate: ApproximateMetric[];
+}
+
+/** One row of a per-bucket aggregate with a grand-total row (GROUPING SETS ((bucket), ())). */
+export interface BucketMetrics {
+  /** 1-based bucket (width_bucket); ignored on the total row. */
+  bucket: number;
+  isTotal: boolean;
+  metrics: SessionMetrics;
+}
+
+export function toBucketMetrics(
+  row: { bucket: number | string; isTotal: number | string } & Record<
+    keyof SessionMetrics,
+    string | number | null
+  >,
+): BucketMetrics {
+  return { bucket: Number(row.bucket), isTotal: Number(row.isTotal) === 1, metrics: toMetrics(row) };
+}
+
+/** Totals and a zero-filled series of `bucketCount` buckets from per-bucket rows. */
+export function spreadOverBuckets(
+  rows: readonly BucketMetrics[],
+  bucketCount: number,
+): { totals: SessionMetrics; series: SessionMetrics[] } {
+  const series = Array.from({ length: bucketCount }, () => EMPTY_METRICS);
+  let totals = EMPTY_METRICS;
+  for (const row of rows) {
+    if (row.isTotal) totals = row.metrics;
+    else if (row.bucket >= 1 && row.bucket <= bucketCount) series[row.bucket - 1] = row.metrics;
+  }
+  return { totals, series };
+}
+
+type Numeric = string | number | null;
+
+export function toPageRow(row: {
+  title: string | null;
+  origin: string | null;
+  path: string | null;
+  sessions: Numeric;
+  pageviews: Numeric;
+  bounce_rate: Numeric;
+  avg_duration: Numeric;
+}): PageRow {
+  return {
+    title: row.title,
+    origin: row.origin,
+    path: row.path,
+    sessions: toNumber(row.sessions),
+    pageviews: toNumber(row.pageviews),
+    bounce_rate: toNumber(row.bounce_rate),
+    avg_duration: toNumber(row.avg_duration),
+  };
+}
+
+/** A breakdown row; `prefix` only on the dimensions that have one (region, city, versions). */
+export function toBreakdownRow(
+  row: {
+    name: string | null;
+    prefix: string | null;
+    sessions: Numeric;
+    pageviews: Numeric;
+    bounce_rate: Numeric;
+    avg_session_duration: Numeric;
+  },
+  withPrefix: boolean,
+): BreakdownRow {
+  return {
+    name: row.name,
+    ...(withPrefix ? { prefix: row.prefix } : {}),
+    sessions: toNumber(row.sessions),
+    pageviews: toNumber(row.pageviews),
+    bounce_rate: toNumber(row.bounce_rate),
+    avg_session_duration: toNumber(row.avg_session_duration),
+  };
+}
+
+const HOUR_MS = 3_600_000;
+
+/**
+ * The hourly rollups answer a request when they may (the switch) and every instant that matters
+ * (window edges, bucket edges) is a whole UTC hour, and no filter applies: then each rollup hour
+ * lies inside one bucket and the rows of the window's hours hold exactly its sessions.
+ */
+export function rollupsCover(scope: SessionScope, buckets: readonly number[] = []): boolean {
+  return (
+    scope.rollups &&
+    scope.filters.length === 0 &&
+    [scope.window.start, scope.window.end, ...buckets].every((instant) => instant % HOUR_MS === 0)
+  );
+}

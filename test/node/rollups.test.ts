@@ -1,0 +1,288 @@
+import { and, asc, eq, getTableColumns, sql } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  pageRollups,
+  projects,
+  sessionRollups,
+  visitorDaySketches,
+  visitorSketches,
+} from "../../src/db/schema";
+import {
+  BREAKDOWN_DIMENSIONS,
+  type BreakdownDimension,
+  type SessionScope,
+  sessionBreakdown,
+  sessionMetrics,
+  topPages,
+} from "../../src/queries/insights";
+import { EXACT_VISITORS_UP_TO, estimatedVisitors } from "../../src/queries/insights-rollups";
+import { estimateVisitors, SKETCH_REGISTERS } from "../../src/queries/visitor-sketch";
+import {
+  createOrganization,
+  createProject,
+  type EventInput,
+  insertEvents,
+  uniqueId,
+} from "../support/factories";
+import { testDatabase } from "../support/node/database";
+import { generateTraffic } from "../support/traffic";
+
+/**
+ * The hourly rollups against the exact path over the same sessions: same numbers for every
+ * endpoint (unique visitors within ±2 %), and the same rollup rows whether the events arrived in
+ * one batch or in shuffled small batches with a refresh between each.
+ */
+
+const database = testDatabase();
+afterAll(() => database.close());
+
+const HOUR = 3_600_000;
+const FROM = Date.UTC(2026, 4, 1);
+const TO = Date.UTC(2026, 4, 8);
+const ALL_ROWS = { offset: 0, limit: 1_000 };
+
+const oneBatch = uniqueId("rollup-batch");
+const trickled = uniqueId("rollup-trickle");
+
+function traffic(projectId: string): EventInput[] {
+  return generateTraffic({ projectId, seed: 41, sessions: 400, from: FROM, to: TO }) as EventInput[];
+}
+
+/** A deterministic shuffle, so later batches carry earlier events of the sessions (late arrivals). */
+function shuffled<T>(items: T[], seed: number): T[] {
+  const copy = [...items];
+  let state = seed;
+  for (let i = copy.length - 1; i > 0; i--) {
+    state = (state * 1_103_515_245 + 12_345) % 2_147_483_648;
+    const j = state % (i + 1);
+    [copy[i], copy[j]] = [copy[j] as T, copy[i] as T];
+  }
+  return copy;
+}
+
+beforeAll(async () => {
+  await insertEvents(database.db, traffic(oneBatch));
+  const events = shuffled(traffic(trickled), 7);
+  for (let i = 0; i < events.length; i += 150) {
+    await insertEvents(database.db, events.slice(i, i + 150));
+  }
+}, 120_000);
+
+const scope = (projectId: string, start: number, end: number, rollups: boolean): SessionScope => ({
+  projectId,
+  window: { start, end },
+  filters: [],
+  rollups,
+  projectTimezone: "UTC",
+});
+
+const WINDOWS: Array<[string, number, number, number]> = [
+  ["the whole week by day", FROM, TO, 24 * HOUR],
+  ["one day by hour", FROM + 2 * 24 * HOUR, FROM + 3 * 24 * HOUR, HOUR],
+  ["odd hours, 5-hour buckets", FROM + 7 * HOUR, FROM + 92 * HOUR, 5 * HOUR],
+];
+
+describe("rollup path = exact path", () => {
+  for (const [label, start, end, step] of WINDOWS) {
+    const buckets: number[] = [];
+    for (let t = start; t < end; t += step) buckets.push(t);
+
+    it(`metrics: ${label}`, async () => {
+      const exact = await sessionMetrics(database.db, scope(oneBatch, start, end, false), buckets);
+      const rolled = await sessionMetrics(database.db, scope(oneBatch, start, end, true), buckets);
+      expect(exact.totals.total_sessions).toBeGreaterThan(0);
+      expect(exact.totals.total_sessions).toBeLessThanOrEqual(EXACT_VISITORS_UP_TO);
+      // Few sessions: the rollup path counts visitors exactly too.
+      expect(rolled).toEqual(exact);
+    });
+
+    it(`visitors from the sketches: ${label}`, async () => {
+      const exact = await sessionMetrics(database.db, scope(oneBatch, start, end, false), buckets);
+      const estimated = await estimatedVisitors(database.db, scope(oneBatch, start, end, true), buckets);
+      const within2Percent = (value: number | undefined, truth: number) =>
+        Math.abs((value ?? 0) - truth) <= truth * 0.02;
+      expect(within2Percent(estimated.get(0), exact.totals.unique_visitors)).toBe(true);
+      exact.series.forEach((point, index) => {
+        expect({ index, ok: within2Percent(estimated.get(index + 1), point.unique_visitors) }).toEqual({
+          index,
+          ok: true,
+        });
+      });
+    });
+
+    it(`pages and every breakdown: ${label}`, async () => {
+      const exactPages = await topPages(database.db, scope(oneBatch, start, end, false), ALL_ROWS);
+      expect(exactPages.length).toBeGreaterThan(1);
+      expect(await topPages(database.db, scope(oneBatch, start, end, true), ALL_ROWS)).toEqual(exactPages);
+      for (const dimension of Object.keys(BREAKDOWN_DIMENSIONS) as BreakdownDimension[]) {
+        const exact = await sessionBreakdown(
+          database.db,
+          scope(oneBatch, start, end, false),
+          dimension,
+          ALL_ROWS,
+        );
+        const rolled = await sessionBreakdown(
+          database.db,
+          scope(oneBatch, start, end, true),
+          dimension,
+          ALL_ROWS,
+        );
+        expect({ dimension, rows: rolled }).toEqual({ dimension, rows: exact });
+      }
+    });
+  }
+
+  it("pages further down a ranked list, and a window that is not whole hours (exact path)", async () => {
+    const rolled = await topPages(database.db, scope(oneBatch, FROM, TO, true), { offset: 2, limit: 3 });
+    const exact = await topPages(database.db, scope(oneBatch, FROM, TO, false), { offset: 2, limit: 3 });
+    expect(rolled).toEqual(exact);
+    const partial = await sessionMetrics(database.db, scope(oneBatch, FROM + 90_000, TO, true), [
+      FROM + 90_000,
+    ]);
+    expect(partial.approximate).toEqual([]);
+  });
+});
+
+describe("incremental maintenance", () => {
+  /** A table's columns but the project id. */
+  function withoutProject<T extends typeof sessionRollups | typeof pageRollups>(table: T) {
+    const { projectId: _projectId, ...columns } = getTableColumns(table);
+    return columns;
+  }
+
+  /** A project's rollup rows without the project id, in a stable order. */
+  async function rollupRows(projectId: string) {
+    const sessionRows = await database.db
+      .select(withoutProject(sessionRollups))
+      .from(sessionRollups)
+      .where(eq(sessionRollups.projectId, projectId))
+      .orderBy(
+        asc(sessionRollups.hour),
+        asc(sessionRollups.dimension),
+        sql`${sessionRollups.name} collate "C" nulls last`,
+        sql`${sessionRollups.prefix} collate "C" nulls last`,
+      );
+    const pageRows = await database.db
+      .select(withoutProject(pageRollups))
+      .from(pageRollups)
+      .where(eq(pageRollups.projectId, projectId))
+      .orderBy(
+        asc(pageRollups.hour),
+        sql`${pageRollups.origin} collate "C" nulls last`,
+        sql`${pageRollups.path} collate "C" nulls last`,
+      );
+    const sketchRows = await database.db
+      .select({
+        hour: visitorSketches.hour,
+        plane: visitorSketches.plane,
+        registers: visitorSketches.registers,
+      })
+      .from(visitorSketches)
+      .where(eq(visitorSketches.projectId, projectId))
+      .orderBy(asc(visitorSketches.hour), asc(visitorSketches.plane));
+    return { sessionRows, pageRows, sketchRows };
+  }
+
+  it("shuffled small batches leave exactly the rollups of one batch", async () => {
+    const batch = await rollupRows(oneBatch);
+    const trickle = await rollupRows(trickled);
+    expect(batch.sessionRows.length).toBeGreaterThan(100);
+    expect(batch.pageRows.length).toBeGreaterThan(50);
+    expect(batch.sketchRows.length).toBeGreaterThan(50);
+    expect(trickle).toEqual(batch);
+  });
+
+  it("a late event earlier than a session's start moves the session to its new hour", async () => {
+    const projectId = uniqueId("rollup-late");
+    const at = (minutes: number) => new Date(FROM + 10 * HOUR + minutes * 60_000);
+    await insertEvents(database.db, [
+      { projectId, sessionId: "s1", createdAt: at(5), path: "/b" },
+      { projectId, sessionId: "s1", createdAt: at(9), path: "/c" },
+    ]);
+    await insertEvents(database.db, [{ projectId, sessionId: "s1", createdAt: at(-20), path: "/a" }]);
+    const { sessionRows, pageRows } = await rollupRows(projectId);
+    const totals = sessionRows.filter((row) => row.dimension === "");
+    expect(totals.map((row) => [row.hour.getTime(), row.sessions, row.screenViews])).toEqual([
+      [FROM + 9 * HOUR, 1, 3],
+    ]);
+    expect(pageRows.map((row) => [row.hour.getTime(), row.path])).toEqual([
+      [FROM + 9 * HOUR, "/a"],
+      [FROM + 9 * HOUR, "/b"],
+      [FROM + 9 * HOUR, "/c"],
+    ]);
+  });
+});
+
+describe("visitor sketches", () => {
+  it("day sketches follow the project's timezone, and its changes", async () => {
+    const organizationId = await createOrganization(database.db);
+    const projectId = await createProject(database.db, organizationId, { timezone: "Europe/Oslo" });
+    await insertEvents(
+      database.db,
+      generateTraffic({ projectId, seed: 43, sessions: 300, from: FROM, to: TO }) as EventInput[],
+    );
+    const days = async () =>
+      (
+        await database.db
+          .select({ day: visitorDaySketches.day })
+          .from(visitorDaySketches)
+          .where(and(eq(visitorDaySketches.projectId, projectId), eq(visitorDaySketches.plane, 1)))
+          .orderBy(asc(visitorDaySketches.day))
+      ).map((row) => row.day.toISOString());
+    // Oslo midnights (UTC+2 in May): the evening before FROM up to the last day of traffic,
+    // which ends at 02:00 on the 8th in Oslo.
+    expect(await days()).toEqual(
+      Array.from({ length: 8 }, (_, i) => new Date(FROM - 2 * HOUR + i * 24 * HOUR).toISOString()),
+    );
+    const osloDays = Array.from({ length: 7 }, (_, i) => FROM - 2 * HOUR + i * 24 * HOUR);
+    const visitorsIn = async (timezone: string) => {
+      const window = scope(projectId, osloDays[0] ?? 0, (osloDays[6] ?? 0) + 24 * HOUR, true);
+      return estimatedVisitors(database.db, { ...window, projectTimezone: timezone }, osloDays);
+    };
+    const exact = await sessionMetrics(
+      database.db,
+      scope(projectId, osloDays[0] ?? 0, (osloDays[6] ?? 0) + 24 * HOUR, false),
+      osloDays,
+    );
+    const fromDays = await visitorsIn("Europe/Oslo");
+    expect(Math.abs((fromDays.get(0) ?? 0) - exact.totals.unique_visitors)).toBeLessThanOrEqual(
+      exact.totals.unique_visitors * 0.02,
+    );
+
+    // The timezone changes: until the next refresh the Oslo days must not be used for UTC ones.
+    await database.db.update(projects).set({ timezone: "UTC" }).where(eq(projects.id, projectId));
+    expect(await visitorsIn("UTC")).toEqual(await visitorsIn("Europe/Oslo"));
+    await database.db.execute(sql`select refresh_derived()`);
+    expect(await days()).toEqual(
+      Array.from({ length: 7 }, (_, i) => new Date(FROM + i * 24 * HOUR).toISOString()),
+    );
+    expect(await visitorsIn("UTC")).toEqual(fromDays);
+  });
+
+  it("estimate 30,000 distinct visitors within ±2 %, and 1 and 0 exactly", async () => {
+    const projectId = uniqueId("rollup-visitors");
+    // Loaded in SQL: 30,000 one-event sessions of distinct visitors over 48 hours.
+    await database.db.execute(sql`
+      insert into events (id, project_id, name, device_id, profile_id, session_id, created_at, path)
+      select gen_random_uuid(), ${projectId}, 'screen_view', 'device-' || i, 'visitor-' || i, 'session-' || i,
+        ${new Date(FROM).toISOString()}::timestamptz + (i % 2880) * interval '1 minute', '/'
+      from generate_series(1, 30000) as i`);
+    await database.db.execute(sql`select refresh_derived()`);
+    const buckets = [FROM, FROM + 24 * HOUR];
+    const window = (rollups: boolean) => scope(projectId, FROM, FROM + 48 * HOUR, rollups);
+    const answer = await sessionMetrics(database.db, window(true), buckets);
+    const exact = await sessionMetrics(database.db, window(false), buckets);
+    expect(answer.approximate).toEqual(["unique_visitors"]);
+    expect(answer.totals.total_sessions).toBe(30_000);
+    expect(exact.totals.unique_visitors).toBe(30_000);
+    expect(Math.abs(answer.totals.unique_visitors - 30_000)).toBeLessThanOrEqual(600);
+    answer.series.forEach((point, index) => {
+      const truth = exact.series[index]?.unique_visitors ?? 0;
+      expect(truth).toBeGreaterThan(10_000);
+      expect(Math.abs(point.unique_visitors - truth)).toBeLessThanOrEqual(truth * 0.02);
+    });
+    expect(estimateVisitors(new Map())).toBe(0);
+    expect(estimateVisitors(new Map([[1, 1]]))).toBe(1);
+    expect(estimateVisitors(new Map([[1, SKETCH_REGISTERS]]))).toBeGreaterThan(SKETCH_REGISTERS);
+  });
+});
