@@ -3,10 +3,17 @@ import { fileURLToPath } from "node:url";
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
 
+const TIMEOUT_TESTS = "test/http/statement-timeout.test.ts";
+
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
-/** The Worker in workerd against the shared test database, with the rollups switched on or off. */
-function workerProject(name: string, include: string[], rollups: "on" | "off") {
+/** The Worker in workerd against the shared test database, with some of its vars overridden. */
+function workerProject(
+  name: string,
+  include: string[],
+  vars: { ROLLUPS?: "on" | "off"; STATEMENT_TIMEOUT_MS?: string } = {},
+  exclude: string[] = [],
+) {
   return {
     plugins: [
       cloudflareTest(({ inject }) => ({
@@ -17,12 +24,12 @@ function workerProject(name: string, include: string[], rollups: "on" | "off") {
             DATABASE_URL: inject("databaseUrl"),
             NEON_WS_PROXY: inject("relayProxy"),
             RATE_LIMIT_PER_10S: "0",
-            ROLLUPS: rollups,
+            ...vars,
           },
         },
       })),
     ],
-    test: { name, include, testTimeout: 30_000 },
+    test: { name, include, exclude, testTimeout: 30_000 },
   };
 }
 
@@ -37,9 +44,11 @@ export default defineConfig({
   test: {
     globalSetup: ["./test/support/global-setup.ts"],
     projects: [
-      workerProject("http", ["test/http/**/*.test.ts"], "on"),
+      workerProject("http", ["test/http/**/*.test.ts"], {}, [TIMEOUT_TESTS]),
       // The insights differential tests again, on the exact path (rollups switched off).
-      workerProject("http-exact", ["test/http/insights*.test.ts"], "off"),
+      workerProject("http-exact", ["test/http/insights*.test.ts"], { ROLLUPS: "off" }),
+      // A statement timeout short enough for a heavy query to hit it.
+      workerProject("http-timeout", [TIMEOUT_TESTS], { STATEMENT_TIMEOUT_MS: "25" }),
       {
         test: {
           name: "node",

@@ -1,4 +1,4 @@
-import { neonConfig, Pool } from "@neondatabase/serverless";
+import { neonConfig, Pool, type PoolClient } from "@neondatabase/serverless";
 import { drizzle } from "drizzle-orm/neon-serverless";
 import * as schema from "./schema";
 
@@ -8,6 +8,14 @@ export interface DatabaseConfig {
   DATABASE_URL: string;
   /** Local development and tests only: a relay standing in for Neon's WebSocket proxy. */
   NEON_WS_PROXY?: string;
+}
+
+export interface SessionLimits {
+  /**
+   * Cancels any statement running longer (Postgres `statement_timeout`, error 57014), so an
+   * expensive query fails fast instead of holding a connection. 0 or absent: no limit.
+   */
+  statementTimeoutMs?: number;
 }
 
 export interface DatabaseHandle {
@@ -29,11 +37,20 @@ function configureDriver(proxy: string | undefined): void {
  * A pool per request: Workers cannot share sockets between requests, so a module-level pool
  * would fail on the second request.
  */
-export function openDatabase(config: DatabaseConfig): DatabaseHandle {
+export function openDatabase(config: DatabaseConfig, limits: SessionLimits = {}): DatabaseHandle {
   configureDriver(config.NEON_WS_PROXY);
   const pool = new Pool({ connectionString: config.DATABASE_URL, max: 4 });
   // Socket teardown after the response can emit errors nobody awaits; they are not failures.
   pool.on("error", () => {});
+  const timeout = Math.trunc(limits.statementTimeoutMs ?? 0);
+  if (timeout > 0) {
+    // A SET on each new connection, queued ahead of its first query. Not a startup parameter:
+    // connection poolers (Neon's included) refuse those. Behind a transaction-mode pooler a
+    // session SET may not stick, so production also sets it on the API's role (README).
+    pool.on("connect", (client: PoolClient) => {
+      client.query(`SET statement_timeout = ${timeout}`).catch(() => {});
+    });
+  }
   const db = drizzle({ client: pool, schema });
   let closed = false;
   return {

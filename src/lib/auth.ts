@@ -1,8 +1,9 @@
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
-import { type ClientRecord, findClient, findProject } from "../queries/access";
+import { type ClientRecord, findClient, findProject, type ProjectRecord } from "../queries/access";
 import { useDatabase } from "./database";
 import { ApiError } from "./errors";
+import { IsolateCache } from "./isolate-cache";
 import { sha256Hex, verifySecret } from "./secrets";
 
 export interface AuthenticatedClient {
@@ -60,27 +61,22 @@ export function readCredentials(headers: Headers): Credentials | undefined {
  * Keyed by a hash of id and secret, never by the secret itself; a rotated or deleted client
  * stops working within the TTL.
  */
-const VERIFICATION_TTL_MS = 30_000;
-const VERIFICATION_CACHE_SIZE = 1_000;
-const verifiedClients = new Map<string, { client: ClientRecord; expiresAt: number }>();
+const verifiedClients = new IsolateCache<ClientRecord>(30_000);
 
-function rememberVerification(key: string, client: ClientRecord): void {
-  if (verifiedClients.size >= VERIFICATION_CACHE_SIZE) {
-    const oldest = verifiedClients.keys().next().value;
-    if (oldest !== undefined) verifiedClients.delete(oldest);
-  }
-  verifiedClients.set(key, { client, expiresAt: Date.now() + VERIFICATION_TTL_MS });
-}
+/**
+ * Projects by id, kept as briefly: a cached answer then needs no database connection at all. An
+ * owner or timezone change shows within the TTL; unknown ids are not remembered.
+ */
+const knownProjects = new IsolateCache<ProjectRecord>(30_000);
 
 async function verifyCredentials(c: Context<AppEnv>, credentials: Credentials): Promise<ClientRecord> {
   const key = await sha256Hex(`${credentials.id}\n${credentials.secret}`);
   const cached = verifiedClients.get(key);
-  if (cached && cached.expiresAt > Date.now()) return cached.client;
-  verifiedClients.delete(key);
+  if (cached) return cached;
 
   const client = await findClient(useDatabase(c), credentials.id.toLowerCase());
   if (!client || !(await verifySecret(credentials.secret, client.secretHash))) throw unauthenticated();
-  rememberVerification(key, client);
+  verifiedClients.set(key, client);
   return client;
 }
 
@@ -115,7 +111,11 @@ export async function authorizeProject(c: Context<AppEnv>, projectId: string): P
     detail: `Project "${projectId}" was not found.`,
   });
   if (client.type === "read" && client.projectId !== projectId) throw notFound;
-  const project = await findProject(useDatabase(c), projectId);
+  let project = knownProjects.get(projectId);
+  if (!project) {
+    project = await findProject(useDatabase(c), projectId);
+    if (project) knownProjects.set(projectId, project);
+  }
   if (!project || project.organizationId !== client.organizationId) throw notFound;
   const readable = {
     id: project.id,

@@ -9,7 +9,7 @@ import type { AppEnv } from "../env";
 export function useDatabase(c: Context<AppEnv>): Database {
   let handle = c.get("database");
   if (!handle) {
-    handle = openDatabase(c.env);
+    handle = openDatabase(c.env, { statementTimeoutMs: Number(c.env.STATEMENT_TIMEOUT_MS) });
     c.set("database", handle);
   }
   return handle.db;

@@ -1,0 +1,51 @@
+import { env } from "cloudflare:test";
+import { sql } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTenant, credentialHeaders, type Tenant } from "../support/factories";
+import { call, expectProblem, testDatabase } from "../support/worker/http";
+
+/**
+ * Runs in the `http-timeout` project, whose Worker cancels statements after 25 ms: a query over
+ * many events with a regular-expression filter on an event field (the exact path, no index can
+ * help) outlasts it and must answer 503 QUERY_TIMEOUT, while cheap requests still succeed.
+ */
+
+const database = testDatabase();
+let tenant: Tenant;
+
+beforeAll(async () => {
+  tenant = await createTenant(database.db);
+  await database.db.execute(sql`
+    insert into events (project_id, name, device_id, profile_id, session_id, created_at, path)
+    select ${tenant.projectId}, 'screen_view', 'v-' || (i % 5000), 'v-' || (i % 5000), 's-' || (i / 4),
+      '2026-05-01T00:00:00Z'::timestamptz + (i % 2880) * interval '1 minute', '/page-' || (i % 97)
+    from generate_series(1, 60000) as i`);
+  await database.db.execute(sql`select refresh_derived()`);
+}, 120_000);
+afterAll(() => database.close());
+
+describe("statement timeout", () => {
+  it("the Worker under test runs with a 25 ms statement timeout", () => {
+    expect(env.STATEMENT_TIMEOUT_MS).toBe("25");
+  });
+
+  it("a heavy uncovered query answers 503 QUERY_TIMEOUT with Retry-After", async () => {
+    const filters = encodeURIComponent(
+      JSON.stringify([{ name: "path", operator: "regex", value: ["^/page-(1|2|3)[0-9]*x?$"] }]),
+    );
+    const response = await call(
+      `/insights/${tenant.projectId}/metrics?startDate=2026-05-01&endDate=2026-05-02&timezone=UTC&filters=${filters}`,
+      { headers: { ...credentialHeaders(tenant.read), "Cache-Control": "no-cache" } },
+    );
+    expectProblem(response, 503, "QUERY_TIMEOUT");
+    expect(response.headers.get("retry-after")).toBe("5");
+    expect(JSON.stringify(response.body)).not.toMatch(/statement|cancel|select/i);
+  });
+
+  it("cheap requests are unaffected", async () => {
+    const response = await call(`/insights/${tenant.projectId}/live`, {
+      headers: credentialHeaders(tenant.read),
+    });
+    expect(response.status).toBe(200);
+  });
+});
