@@ -261,7 +261,7 @@ async function main(): Promise<void> {
     // 2. The relay standing in for Neon's WebSocket proxy (only loopback databases are reachable).
     const vars: Record<string, string> = { DATABASE_URL: url };
     if (LOOPBACK.has(databaseHost(url))) {
-      relay = await startRelay(0);
+      relay = await startRelay(0, { pooling: embedded === undefined });
       vars.NEON_WS_PROXY = relay.proxy;
       log(`relay: ws://${relay.proxy} (NEON_WS_PROXY)`);
     } else {

@@ -48,7 +48,7 @@ export default defineConfig({
       // The insights differential tests again, on the exact path (rollups switched off).
       workerProject("http-exact", ["test/http/insights*.test.ts"], { ROLLUPS: "off" }),
       // A statement timeout short enough for a heavy query to hit it.
-      workerProject("http-timeout", [TIMEOUT_TESTS], { STATEMENT_TIMEOUT_MS: "25" }),
+      workerProject("http-timeout", [TIMEOUT_TESTS], { STATEMENT_TIMEOUT_MS: "150" }),
       {
         test: {
           name: "node",

@@ -88,6 +88,8 @@ export async function prepareBenchDatabase(
     existing.seed === wanted.seed;
   if (same && !wanted.reload) {
     log(`database: ${database} already holds this data set (loaded ${existing.loadedAt}); not reloading`);
+    // A migration may have added derived tables: the first refresh after it builds them.
+    await withClient(url, (client) => client.query("SELECT refresh_derived()"));
     return { marker: existing, reused: true };
   }
 

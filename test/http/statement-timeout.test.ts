@@ -5,7 +5,7 @@ import { createTenant, credentialHeaders, type Tenant } from "../support/factori
 import { call, expectProblem, testDatabase } from "../support/worker/http";
 
 /**
- * Runs in the `http-timeout` project, whose Worker cancels statements after 25 ms: a query over
+ * Runs in the `http-timeout` project, whose Worker cancels statements after 150 ms: a query over
  * many events with a regular-expression filter on an event field (the exact path, no index can
  * help) outlasts it and must answer 503 QUERY_TIMEOUT, while cheap requests still succeed.
  */
@@ -17,16 +17,18 @@ beforeAll(async () => {
   tenant = await createTenant(database.db);
   await database.db.execute(sql`
     insert into events (project_id, name, device_id, profile_id, session_id, created_at, path)
-    select ${tenant.projectId}, 'screen_view', 'v-' || (i % 5000), 'v-' || (i % 5000), 's-' || (i / 4),
+    select ${tenant.projectId}, 'screen_view', 'v-' || (i % 20000), 'v-' || (i % 20000), 's-' || (i / 4),
       '2026-05-01T00:00:00Z'::timestamptz + (i % 2880) * interval '1 minute', '/page-' || (i % 97)
-    from generate_series(1, 60000) as i`);
+    from generate_series(1, 200000) as i`);
   await database.db.execute(sql`select refresh_derived()`);
+  // Statistics as autovacuum would have them, so the cheap query below gets its index plan.
+  await database.db.execute(sql`analyze events`);
 }, 120_000);
 afterAll(() => database.close());
 
 describe("statement timeout", () => {
-  it("the Worker under test runs with a 25 ms statement timeout", () => {
-    expect(env.STATEMENT_TIMEOUT_MS).toBe("25");
+  it("the Worker under test runs with a 150 ms statement timeout", () => {
+    expect(env.STATEMENT_TIMEOUT_MS).toBe("150");
   });
 
   it("a heavy uncovered query answers 503 QUERY_TIMEOUT with Retry-After", async () => {
@@ -46,6 +48,7 @@ describe("statement timeout", () => {
     const response = await call(`/insights/${tenant.projectId}/live`, {
       headers: credentialHeaders(tenant.read),
     });
+    expect(response.body).toEqual({ visitors: 0 });
     expect(response.status).toBe(200);
   });
 });

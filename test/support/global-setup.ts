@@ -10,7 +10,8 @@ import { createScratchDatabase } from "./node/scratch-database";
 export async function setup(project: TestProject): Promise<() => Promise<void>> {
   const database = await createScratchDatabase("api_test");
   await migrateDatabase(database.url);
-  const relay = await startRelay();
+  // The embedded database has one session for all connections: nothing to pool.
+  const relay = await startRelay(0, { pooling: !database.embedded });
   project.provide("databaseUrl", database.url);
   project.provide("relayProxy", relay.proxy);
   project.provide("embeddedDatabase", database.embedded);

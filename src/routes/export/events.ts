@@ -427,18 +427,29 @@ async function answerStream(
   if (c.req.method === "HEAD") return c.body(null, 200, headers);
 
   let sent = firstRows.length;
-  let last = firstRows.at(-1);
   let complete = firstRows.length < firstSize || sent >= total;
+  // The next batch is read while the current one is encoded and sent (one batch ahead, so the
+  // database and the client work at the same time; memory holds at most two batches).
+  const readAfter = (event: ExportedEvent | undefined) => {
+    if (complete || !event) return undefined;
+    const size = Math.min(STREAM_BATCH_SIZE, total - sent);
+    const read = readEventPage(db, scope, includes, { limit: size, after: positionOf(event) }).then(
+      (rows) => ({ rows, size }),
+    );
+    // Awaited by the next pull; a cancelled stream never pulls, and its failure is no one's.
+    read.catch(() => {});
+    return read;
+  };
+  let ahead = readAfter(firstRows.at(-1));
   const requestId = c.get("requestId");
   const stream = streamBatches({
     first: (format === "csv" ? csvLine(keys) : "") + firstRows.map(encode).join(""),
     async next() {
-      if (complete || !last) return undefined;
-      const size = Math.min(STREAM_BATCH_SIZE, total - sent);
-      const rows = await readEventPage(db, scope, includes, { limit: size, after: positionOf(last) });
+      if (!ahead) return undefined;
+      const { rows, size } = await ahead;
       sent += rows.length;
       complete = rows.length < size || sent >= total;
-      last = rows.at(-1) ?? last;
+      ahead = readAfter(rows.at(-1));
       return rows.map(encode).join("");
     },
     onError(error) {
