@@ -137,7 +137,7 @@ export async function startRelay(port = 0, options: RelayOptions = {}): Promise<
       const length = startup.readInt32BE(0);
       const parameters = pooling ? startupParameters(startup.subarray(0, length)) : undefined;
       if (!parameters) {
-        pipe(socket, net.connect({ host, port: targetPort }), startup);
+        pipe(socket, connectTo(host, targetPort), startup);
         return;
       }
       const key = `${host}:${targetPort}\n${[...parameters].sort().join("\n")}`;
@@ -147,7 +147,7 @@ export async function startRelay(port = 0, options: RelayOptions = {}): Promise<
         if (socket.readyState === socket.OPEN) socket.send(reused.greeting);
         serve(socket, key, reused, rest);
       } else {
-        login(socket, key, net.connect({ host, port: targetPort }), startup.subarray(0, length), rest);
+        login(socket, key, connectTo(host, targetPort), startup.subarray(0, length), rest);
       }
     };
     socket.on("message", onFirstBytes);
@@ -239,16 +239,22 @@ export async function startRelay(port = 0, options: RelayOptions = {}): Promise<
       tcp.write(simpleQuery("DISCARD ALL"));
     };
     const fromClientBytes = (data: Buffer) => {
+      const forward: Buffer[] = [];
       for (const message of fromClient.push(data)) {
         if (message[0] === 0x58) {
           // Terminate: the client is done; the session is not.
+          if (forward.length > 0) tcp.write(Buffer.concat(forward));
           finish(true);
           if (socket.readyState === socket.OPEN) socket.close();
           return;
         }
         ready = false;
-        tcp.write(message);
+        forward.push(message);
       }
+      // One write per frame, as the client sent it: several small writes would meet Nagle's
+      // algorithm and the server's delayed ACK (a 40 ms stall between Parse and Execute).
+      if (forward.length > 0)
+        tcp.write(forward.length === 1 ? (forward[0] as Buffer) : Buffer.concat(forward));
     };
     tcp.on("data", (chunk: Buffer) => {
       for (const message of fromServer.push(chunk)) {
@@ -291,6 +297,11 @@ export async function startRelay(port = 0, options: RelayOptions = {}): Promise<
         server.close(() => resolve());
       }),
   };
+}
+
+/** A TCP connection to Postgres that sends small protocol messages at once (no Nagle delay). */
+function connectTo(host: string, port: number): net.Socket {
+  return net.connect({ host, port, noDelay: true });
 }
 
 /** Plain byte pipe between a WebSocket and a TCP connection (no pooling). */

@@ -236,6 +236,25 @@ export const sessionRollups = pgTable(
   (t) => [index("session_rollups_project_dimension_hour_idx").on(t.projectId, t.dimension, t.hour)],
 );
 
+/** The same session aggregates per day of the project's timezone (`day` is the local midnight). */
+export const sessionDayRollups = pgTable(
+  "session_day_rollups",
+  {
+    projectId: text("project_id").notNull(),
+    day: timestamp("day", { withTimezone: true, precision: 3 }).notNull(),
+    dimension: text("dimension").notNull(),
+    name: text("name"),
+    prefix: text("prefix"),
+    sessions: integer("sessions").notNull(),
+    bounces: integer("bounces").notNull(),
+    screenViews: bigint("screen_views", { mode: "number" }).notNull(),
+    durationMs: bigint("duration_ms", { mode: "number" }).notNull(),
+    timedSessions: integer("timed_sessions").notNull(),
+    revenue: bigint("revenue", { mode: "number" }).notNull(),
+  },
+  (t) => [index("session_day_rollups_project_dimension_day_idx").on(t.projectId, t.dimension, t.day)],
+);
+
 /** Page aggregates per hour of the session's start, per (origin, path) screened in it. */
 export const pageRollups = pgTable(
   "page_rollups",
@@ -257,6 +276,24 @@ export const pageRollups = pgTable(
 
 /** Registers of every visitor sketch: 2^15, a standard error of 0.57 % (±2 % is 3.5 σ). */
 export const SKETCH_REGISTER_BITS = 32_768;
+
+/** The same page aggregates per day of the project's timezone (`day` is the local midnight). */
+export const pageDayRollups = pgTable(
+  "page_day_rollups",
+  {
+    projectId: text("project_id").notNull(),
+    day: timestamp("day", { withTimezone: true, precision: 3 }).notNull(),
+    origin: text("origin"),
+    path: text("path"),
+    title: text("title"),
+    sessions: integer("sessions").notNull(),
+    pageviews: integer("pageviews").notNull(),
+    bounces: integer("bounces").notNull(),
+    durationMs: bigint("duration_ms", { mode: "number" }).notNull(),
+    timedViews: integer("timed_views").notNull(),
+  },
+  (t) => [index("page_day_rollups_project_day_idx").on(t.projectId, t.day)],
+);
 
 /**
  * HyperLogLog sketches of the visitors of each hour's sessions (2^15 registers over a 64-bit

@@ -1,14 +1,7 @@
-import { and, eq, gte, lt, sql } from "drizzle-orm";
+import { and, eq, gte, lt, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
-import {
-  pageRollups,
-  rollupTimezones,
-  sessionRollups,
-  sessions,
-  visitorDaySketches,
-  visitorSketches,
-} from "../db/schema";
-import { addLocalDays, startOfLocalDay } from "../lib/timezone";
+import { rollupTimezones, sessions } from "../db/schema";
+import { addLocalDays, HOUR_MS, startOfLocalDay } from "../lib/timezone";
 import {
   type BreakdownRow,
   type MetricsAnswer,
@@ -26,62 +19,110 @@ import { estimateVisitors } from "./visitor-sketch";
 
 /**
  * The rollup path of the insights queries: the same numbers as the exact path in insights.ts,
- * read from the hourly rollups that `refresh_derived()` maintains. Only unique visitors differ:
- * they come from merged HyperLogLog sketches (within ±2 %) and are flagged as approximate.
- * Callers use it only when `rollupsCover` says the hours add up to the request.
+ * read from the rollups that `refresh_derived()` maintains (migrations 0003–0006). Only unique
+ * visitors of large windows differ: they come from merged HyperLogLog sketches (within ±2 %) and
+ * are flagged as approximate. Callers use it only when `rollupsCover` says the hours add up to
+ * the request.
  */
 
-/** Rows of the hours of the window, for one project. */
-function hoursOf<T extends typeof sessionRollups | typeof pageRollups | typeof visitorSketches>(
-  table: T,
-  scope: SessionScope,
-) {
-  return and(
-    eq(table.projectId, scope.projectId),
-    gte(table.hour, new Date(scope.window.start)),
-    lt(table.hour, new Date(scope.window.end)),
-  );
+/** The rollup families: their hour table, their day table, and the columns both share. */
+const FAMILIES = {
+  sessions: {
+    hours: "session_rollups",
+    days: "session_day_rollups",
+    columns: "dimension, name, prefix, sessions, bounces, screen_views, duration_ms, timed_sessions, revenue",
+  },
+  pages: {
+    hours: "page_rollups",
+    days: "page_day_rollups",
+    columns: "origin, path, title, sessions, pageviews, bounces, duration_ms, timed_views",
+  },
+  visitors: { hours: "visitor_sketches", days: "visitor_day_sketches", columns: "plane, registers" },
+} as const;
+
+/**
+ * The whole days of the project's timezone inside the window that no bucket edge cuts, when every
+ * one of them starts and ends on a whole UTC hour (so its day row equals its hours): their day
+ * rows stand in for their hours. An empty window (at the window start) when there are none.
+ */
+export function wholeProjectDays(scope: SessionScope, buckets: readonly number[]): TimeWindow {
+  const timezone = scope.projectTimezone;
+  const none = { start: scope.window.start, end: scope.window.start };
+  let start = startOfLocalDay(scope.window.start, timezone);
+  if (start < scope.window.start) start = addLocalDays(start, 1, timezone);
+  const end = startOfLocalDay(scope.window.end, timezone);
+  if (start >= end) return none;
+  for (let midnight = start; midnight <= end; midnight = addLocalDays(midnight, 1, timezone)) {
+    if (midnight % HOUR_MS !== 0) return none;
+  }
+  const cut = buckets.some((edge) => edge > start && edge < end && startOfLocalDay(edge, timezone) !== edge);
+  return cut ? none : { start, end };
 }
+
+/**
+ * The rollup rows of a family covering the window, each with its `unit` start instant: day rows
+ * for the whole project days, hour rows for the rest. Day rows count only if they were built in
+ * the project's current timezone (rollup_timezones); otherwise the hours serve those days too.
+ * Four index range scans, one per part; `condition` narrows every part (a dimension).
+ */
+function windowRows(
+  family: keyof typeof FAMILIES,
+  scope: SessionScope,
+  buckets: readonly number[],
+  condition?: SQL,
+): SQL {
+  const { hours, days, columns } = FAMILIES[family];
+  const whole = wholeProjectDays(scope, buckets);
+  const at = (instant: number) => new Date(instant);
+  const list = sql.raw(columns);
+  const also = condition ? sql` and ${condition}` : sql``;
+  const daysBuilt = sql`exists (select 1 from ${rollupTimezones} where ${rollupTimezones.projectId} = ${scope.projectId} and ${rollupTimezones.timezone} = ${scope.projectTimezone})`;
+  const hourRows = (from: number, to: number, extra: SQL = sql``) =>
+    sql`select ${list}, hour as unit from ${sql.identifier(hours)} where project_id = ${scope.projectId} and hour >= ${at(from)} and hour < ${at(to)}${extra}${also}`;
+  return sql`(
+    select ${list}, day as unit from ${sql.identifier(days)}
+    where project_id = ${scope.projectId} and day >= ${at(whole.start)} and day < ${at(whole.end)} and ${daysBuilt}${also}
+    union all ${hourRows(scope.window.start, whole.start)}
+    union all ${hourRows(whole.end, scope.window.end)}
+    union all ${hourRows(whole.start, whole.end, sql` and not ${daysBuilt}`)}
+  ) as units`;
+}
+
+type Numeric = string | number | null;
 
 export async function rolledUpSessionMetrics(
   db: Database,
   scope: SessionScope,
   buckets: number[],
 ): Promise<MetricsAnswer> {
-  const edges = timestampArray(buckets);
-  // The bucket is computed once in a subquery, as in the exact path (bound parameters repeated in
-  // SELECT and GROUP BY are not the same expression to Postgres).
-  const hours = db
-    .select({
-      bucket: sql<number>`width_bucket(${sessionRollups.hour}, ${edges})`.as("bucket"),
-      sessions: sessionRollups.sessions,
-      bounces: sessionRollups.bounces,
-      screenViews: sessionRollups.screenViews,
-      durationMs: sessionRollups.durationMs,
-      timedSessions: sessionRollups.timedSessions,
-      revenue: sessionRollups.revenue,
-    })
-    .from(sessionRollups)
-    .where(and(hoursOf(sessionRollups, scope), eq(sessionRollups.dimension, "")))
-    .as("hours");
-  const sessionCount = sql`coalesce(sum(${hours.sessions}), 0)`;
-  const totalsQuery = db
-    .select({
-      bucket: hours.bucket,
-      isTotal: sql<number>`grouping(${hours.bucket})`,
-      total_sessions: sql<string>`${sessionCount}`,
-      unique_visitors: sql<number>`0`,
-      bounce_rate: ratio(sql`sum(${hours.bounces})`, sessionCount, 100),
-      avg_session_duration: ratio(sql`sum(${hours.durationMs})`, sql`sum(${hours.timedSessions})`, 0.001),
-      total_screen_views: sql<string>`coalesce(sum(${hours.screenViews}), 0)`,
-      views_per_session: ratio(sql`sum(${hours.screenViews})`, sessionCount),
-      total_revenue: sql<string>`coalesce(sum(${hours.revenue}), 0)`,
-    })
-    .from(hours)
-    .groupBy(sql`grouping sets ((${hours.bucket}), ())`);
-
-  const totalRows = await totalsQuery;
-  const answer = spreadOverBuckets(totalRows.map(toBucketMetrics), buckets.length);
+  const sessionCount = sql`coalesce(sum(sessions), 0)`;
+  // The bucket is computed once in a subquery: bound parameters repeated in SELECT and GROUP BY
+  // are not the same expression to Postgres.
+  const result = await db.execute<
+    { bucket: number; isTotal: number } & Record<
+      | "total_sessions"
+      | "unique_visitors"
+      | "bounce_rate"
+      | "avg_session_duration"
+      | "total_screen_views"
+      | "views_per_session"
+      | "total_revenue",
+      Numeric
+    >
+  >(sql`
+    select bucket, grouping(bucket) as "isTotal",
+      ${sessionCount} as total_sessions, 0 as unique_visitors,
+      ${ratio(sql`sum(bounces)`, sessionCount, 100)} as bounce_rate,
+      ${ratio(sql`sum(duration_ms)`, sql`sum(timed_sessions)`, 0.001)} as avg_session_duration,
+      coalesce(sum(screen_views), 0) as total_screen_views,
+      ${ratio(sql`sum(screen_views)`, sessionCount)} as views_per_session,
+      coalesce(sum(revenue), 0) as total_revenue
+    from (
+      select width_bucket(unit, ${timestampArray(buckets)}) as bucket, sessions, bounces, screen_views, duration_ms, timed_sessions, revenue
+      from ${windowRows("sessions", scope, buckets, sql`dimension = ''`)}
+    ) as bucketed
+    group by grouping sets ((bucket), ())`);
+  const answer = spreadOverBuckets(result.rows.map(toBucketMetrics), buckets.length);
   if (answer.totals.total_sessions === 0) return { ...answer, approximate: [] };
 
   // Few sessions: counting their distinct visitors exactly is as cheap as merging sketches.
@@ -137,48 +178,25 @@ async function exactVisitors(db: Database, scope: SessionScope, buckets: number[
 }
 
 /**
- * The whole days of the project's timezone inside the window that no bucket edge cuts: their
- * day sketches stand in for their hours. Empty when there are none.
- */
-function wholeProjectDays(scope: SessionScope, buckets: readonly number[]): TimeWindow {
-  const timezone = scope.projectTimezone;
-  let start = startOfLocalDay(scope.window.start, timezone);
-  if (start < scope.window.start) start = addLocalDays(start, 1, timezone);
-  const end = startOfLocalDay(scope.window.end, timezone);
-  const cut = buckets.some((edge) => edge > start && edge < end && startOfLocalDay(edge, timezone) !== edge);
-  return start < end && !cut ? { start, end } : { start, end: start };
-}
-
-/**
- * Unique visitors from the sketches: day sketches for the whole project-timezone days, hour
- * sketches for the rest, merged per bucket and over the window. The day sketches count only if
- * they were built in the project's current timezone (rollup_timezones); otherwise the hours serve
- * those days too. Planes merge with bit_or; bit_count of plane k = registers at or above k.
+ * Unique visitors from the sketches of the window's days and hours, merged per bucket and over
+ * the window. Planes merge with bit_or; bit_count of merged plane k = registers at or above k.
  */
 export async function estimatedVisitors(
   db: Database,
   scope: SessionScope,
   buckets: number[],
 ): Promise<VisitorCounts> {
-  const days = wholeProjectDays(scope, buckets);
-  const dayStart = new Date(days.start);
-  const dayEnd = new Date(days.end);
-  const daysBuilt = sql`exists (select 1 from ${rollupTimezones} where ${rollupTimezones.projectId} = ${scope.projectId} and ${rollupTimezones.timezone} = ${scope.projectTimezone})`;
-  const edges = timestampArray(buckets);
-  const result = await db.execute<{ bucket: number; is_total: number; plane: number; registers: string }>(sql`
+  const result = await db.execute<{
+    bucket: number;
+    is_total: number;
+    plane: number;
+    registers: Numeric;
+  }>(sql`
     select bucket, grouping(bucket) as is_total, plane, bit_count(bit_or(registers)) as registers
     from (
-      select width_bucket(${visitorDaySketches.day}, ${edges}) as bucket, ${visitorDaySketches.plane} as plane, ${visitorDaySketches.registers} as registers
-      from ${visitorDaySketches}
-      where ${visitorDaySketches.projectId} = ${scope.projectId}
-        and ${visitorDaySketches.day} >= ${dayStart} and ${visitorDaySketches.day} < ${dayEnd} and ${daysBuilt}
-      union all
-      select width_bucket(${visitorSketches.hour}, ${edges}), ${visitorSketches.plane}, ${visitorSketches.registers}
-      from ${visitorSketches}
-      where ${visitorSketches.projectId} = ${scope.projectId}
-        and ${visitorSketches.hour} >= ${new Date(scope.window.start)} and ${visitorSketches.hour} < ${new Date(scope.window.end)}
-        and not (${visitorSketches.hour} >= ${dayStart} and ${visitorSketches.hour} < ${dayEnd} and ${daysBuilt})
-    ) units
+      select width_bucket(unit, ${timestampArray(buckets)}) as bucket, plane, registers
+      from ${windowRows("visitors", scope, buckets)}
+    ) as bucketed
     group by grouping sets ((bucket, plane), (plane))`);
   const sketches = new Map<number, Map<number, number>>();
   for (const row of result.rows) {
@@ -191,24 +209,24 @@ export async function estimatedVisitors(
 }
 
 export async function rolledUpTopPages(db: Database, scope: SessionScope, page: Page): Promise<PageRow[]> {
-  const sessionCount = sql<string>`sum(${pageRollups.sessions})`;
-  const rows = await db
-    .select({
-      title: sql<string | null>`max(${pageRollups.title})`,
-      origin: pageRollups.origin,
-      path: pageRollups.path,
-      sessions: sessionCount,
-      pageviews: sql<string>`sum(${pageRollups.pageviews})`,
-      bounce_rate: ratio(sql`sum(${pageRollups.bounces})`, sessionCount, 100),
-      avg_duration: ratio(sql`sum(${pageRollups.durationMs})`, sql`sum(${pageRollups.timedViews})`, 0.001),
-    })
-    .from(pageRollups)
-    .where(hoursOf(pageRollups, scope))
-    .groupBy(pageRollups.origin, pageRollups.path)
-    .orderBy(...rankOrder(sessionCount, pageRollups.path, pageRollups.origin))
-    .limit(page.limit + 1)
-    .offset(page.offset);
-  return rows.map(toPageRow);
+  const sessionCount = sql`sum(sessions)`;
+  const result = await db.execute<{
+    title: string | null;
+    origin: string | null;
+    path: string | null;
+    sessions: Numeric;
+    pageviews: Numeric;
+    bounce_rate: Numeric;
+    avg_duration: Numeric;
+  }>(sql`
+    select max(title) as title, origin, path, ${sessionCount} as sessions, sum(pageviews) as pageviews,
+      ${ratio(sql`sum(bounces)`, sessionCount, 100)} as bounce_rate,
+      ${ratio(sql`sum(duration_ms)`, sql`sum(timed_views)`, 0.001)} as avg_duration
+    from ${windowRows("pages", scope, [])}
+    group by origin, path
+    order by ${sql.join(rankOrder(sessionCount, sql`path`, sql`origin`), sql`, `)}
+    limit ${page.limit + 1} offset ${page.offset}`);
+  return result.rows.map(toPageRow);
 }
 
 export async function rolledUpBreakdown(
@@ -218,25 +236,21 @@ export async function rolledUpBreakdown(
   withPrefix: boolean,
   page: Page,
 ): Promise<BreakdownRow[]> {
-  const sessionCount = sql<string>`sum(${sessionRollups.sessions})`;
-  const rows = await db
-    .select({
-      name: sessionRollups.name,
-      prefix: sessionRollups.prefix,
-      sessions: sessionCount,
-      pageviews: sql<string>`sum(${sessionRollups.screenViews})`,
-      bounce_rate: ratio(sql`sum(${sessionRollups.bounces})`, sessionCount, 100),
-      avg_session_duration: ratio(
-        sql`sum(${sessionRollups.durationMs})`,
-        sql`sum(${sessionRollups.timedSessions})`,
-        0.001,
-      ),
-    })
-    .from(sessionRollups)
-    .where(and(hoursOf(sessionRollups, scope), eq(sessionRollups.dimension, dimension)))
-    .groupBy(sessionRollups.name, sessionRollups.prefix)
-    .orderBy(...rankOrder(sessionCount, sessionRollups.name, sessionRollups.prefix))
-    .limit(page.limit + 1)
-    .offset(page.offset);
-  return rows.map((row) => toBreakdownRow(row, withPrefix));
+  const sessionCount = sql`sum(sessions)`;
+  const result = await db.execute<{
+    name: string | null;
+    prefix: string | null;
+    sessions: Numeric;
+    pageviews: Numeric;
+    bounce_rate: Numeric;
+    avg_session_duration: Numeric;
+  }>(sql`
+    select name, prefix, ${sessionCount} as sessions, sum(screen_views) as pageviews,
+      ${ratio(sql`sum(bounces)`, sessionCount, 100)} as bounce_rate,
+      ${ratio(sql`sum(duration_ms)`, sql`sum(timed_sessions)`, 0.001)} as avg_session_duration
+    from ${windowRows("sessions", scope, [], sql`dimension = ${dimension}`)}
+    group by name, prefix
+    order by ${sql.join(rankOrder(sessionCount, sql`name`, sql`prefix`), sql`, `)}
+    limit ${page.limit + 1} offset ${page.offset}`);
+  return result.rows.map((row) => toBreakdownRow(row, withPrefix));
 }

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   pageRollups,
   projects,
+  sessionDayRollups,
   sessionRollups,
   visitorDaySketches,
   visitorSketches,
@@ -143,6 +144,55 @@ describe("rollup path = exact path", () => {
   });
 });
 
+describe("day rollups of the project's timezone", () => {
+  const DAY = 24 * HOUR;
+  for (const timezone of ["Europe/Oslo", "Asia/Kolkata"]) {
+    it(`answer like the exact path for a project in ${timezone}`, async () => {
+      const organizationId = await createOrganization(database.db);
+      const projectId = await createProject(database.db, organizationId, { timezone });
+      await insertEvents(
+        database.db,
+        generateTraffic({ projectId, seed: 44, sessions: 300, from: FROM, to: TO }) as EventInput[],
+      );
+      const days = await database.db
+        .select({ day: sessionDayRollups.day })
+        .from(sessionDayRollups)
+        .where(and(eq(sessionDayRollups.projectId, projectId), eq(sessionDayRollups.dimension, "")));
+      // Oslo days are whole UTC hours and get day rows; Kolkata's start at :30 and do not.
+      expect(days.length > 0).toBe(timezone === "Europe/Oslo");
+      const osloMidnight = FROM - 2 * HOUR;
+      const cases: Array<[string, number, number, number[]]> = [
+        ["UTC days", FROM, TO, [FROM, FROM + 3 * DAY]],
+        ["Oslo days", osloMidnight, osloMidnight + 6 * DAY, [osloMidnight, osloMidnight + DAY]],
+        ["hours across days", FROM + 5 * HOUR, FROM + 77 * HOUR, [FROM + 5 * HOUR]],
+      ];
+      for (const [label, start, end, buckets] of cases) {
+        const on = { ...scope(projectId, start, end, true), projectTimezone: timezone };
+        const off = { ...on, rollups: false };
+        expect({ label, rows: await topPages(database.db, on, ALL_ROWS) }).toEqual({
+          label,
+          rows: await topPages(database.db, off, ALL_ROWS),
+        });
+        for (const dimension of ["referrer_name", "city", "os_version"] as BreakdownDimension[]) {
+          expect({
+            label,
+            dimension,
+            rows: await sessionBreakdown(database.db, on, dimension, ALL_ROWS),
+          }).toEqual({
+            label,
+            dimension,
+            rows: await sessionBreakdown(database.db, off, dimension, ALL_ROWS),
+          });
+        }
+        expect({ label, metrics: await sessionMetrics(database.db, on, buckets) }).toEqual({
+          label,
+          metrics: await sessionMetrics(database.db, off, buckets),
+        });
+      }
+    });
+  }
+});
+
 describe("incremental maintenance", () => {
   /** A table's columns but the project id. */
   function withoutProject<T extends typeof sessionRollups | typeof pageRollups>(table: T) {
@@ -252,6 +302,10 @@ describe("visitor sketches", () => {
     // The timezone changes: until the next refresh the Oslo days must not be used for UTC ones.
     await database.db.update(projects).set({ timezone: "UTC" }).where(eq(projects.id, projectId));
     expect(await visitorsIn("UTC")).toEqual(await visitorsIn("Europe/Oslo"));
+    const utcWeek = { ...scope(projectId, FROM, TO, true), projectTimezone: "UTC" };
+    expect(await topPages(database.db, utcWeek, ALL_ROWS)).toEqual(
+      await topPages(database.db, { ...utcWeek, rollups: false }, ALL_ROWS),
+    );
     await database.db.execute(sql`select refresh_derived()`);
     expect(await days()).toEqual(
       Array.from({ length: 7 }, (_, i) => new Date(FROM + i * 24 * HOUR).toISOString()),
