@@ -279,7 +279,9 @@ function verdicts(results: BenchResults): Verdict[] {
   if (visitorError !== undefined && worstVisitors) {
     const sign = visitorError >= 0 ? "+" : "";
     const counts = `${fmtInt(worstVisitors.api)} vs ${fmtInt(worstVisitors.exact)}`;
-    const how = anyApproximate ? "flagged approximate" : "answered exactly (no sketches yet)";
+    const how = anyApproximate
+      ? "from sketches where flagged approximate"
+      : "answered exactly (windows below the sketch threshold)";
     visitorsText = `${sign}${visitorError.toFixed(2)} % (worst: ${worstVisitors.days}d, ${counts}); ${how}`;
   }
   out.push({
