@@ -47,6 +47,38 @@ class MessageFramer {
   }
 }
 
+/**
+ * Follows the server's messages without copying them, only to know whether the session is idle
+ * (its last message a ReadyForQuery with status I): result rows stream through untouched.
+ */
+class ReadinessScanner {
+  readonly #header = Buffer.alloc(5);
+  #headerBytes = 0;
+  #bodyLeft = 0;
+  #type = 0;
+  /** The last ReadyForQuery's status byte, or 0 while a reply is still under way. */
+  status = 0x49;
+
+  scan(chunk: Buffer): void {
+    let offset = 0;
+    while (offset < chunk.length) {
+      if (this.#bodyLeft > 0) {
+        if (this.#type === 0x5a && this.#bodyLeft === 1) this.status = chunk[offset] ?? 0;
+        const step = Math.min(this.#bodyLeft, chunk.length - offset);
+        this.#bodyLeft -= step;
+        offset += step;
+        continue;
+      }
+      this.#header[this.#headerBytes++] = chunk[offset++] ?? 0;
+      if (this.#headerBytes === 5) {
+        this.#headerBytes = 0;
+        this.#type = this.#header[0] ?? 0;
+        this.#bodyLeft = this.#header.readInt32BE(1) - 4;
+      }
+    }
+  }
+}
+
 /** A logged-in server session and what it said at login, replayed to the clients that reuse it. */
 interface ServerSession {
   tcp: net.Socket;
@@ -218,15 +250,13 @@ export async function startRelay(port = 0, options: RelayOptions = {}): Promise<
   function serve(socket: WebSocket, key: string, session: ServerSession, pending: Buffer): void {
     const { tcp } = session;
     const fromClient = new MessageFramer();
-    const fromServer = new MessageFramer();
-    let idleInTransaction = false;
-    let ready = true;
+    const fromServer = new ReadinessScanner();
     let released = false;
     const finish = (reusable: boolean) => {
       if (released) return;
       released = true;
       tcp.removeAllListeners("data");
-      if (!reusable || !ready || idleInTransaction || tcp.destroyed) {
+      if (!reusable || fromServer.status !== 0x49 || tcp.destroyed) {
         tcp.destroy();
         return;
       }
@@ -248,7 +278,8 @@ export async function startRelay(port = 0, options: RelayOptions = {}): Promise<
           if (socket.readyState === socket.OPEN) socket.close();
           return;
         }
-        ready = false;
+        // A reply is due: the session is busy until its ReadyForQuery.
+        fromServer.status = 0;
         forward.push(message);
       }
       // One write per frame, as the client sent it: several small writes would meet Nagle's
@@ -257,12 +288,7 @@ export async function startRelay(port = 0, options: RelayOptions = {}): Promise<
         tcp.write(forward.length === 1 ? (forward[0] as Buffer) : Buffer.concat(forward));
     };
     tcp.on("data", (chunk: Buffer) => {
-      for (const message of fromServer.push(chunk)) {
-        if (message[0] === 0x5a) {
-          ready = true;
-          idleInTransaction = message[5] !== 0x49;
-        }
-      }
+      fromServer.scan(chunk);
       if (socket.readyState === socket.OPEN) socket.send(chunk);
     });
     tcp.on("close", () => {

@@ -43,11 +43,6 @@ export function negotiateExportFormat(
   return best?.format ?? "json";
 }
 
-/** One NDJSON line: the record as compact JSON, newline-terminated. */
-export function ndjsonLine(record: unknown): string {
-  return `${JSON.stringify(record)}\n`;
-}
-
 /**
  * One CSV cell (RFC 4180). Null is an empty cell and an empty string a quoted empty cell (`""`),
  * so the two stay apart; objects are their JSON text. A cell with a comma, a quote, CR or LF is

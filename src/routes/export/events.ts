@@ -12,7 +12,6 @@ import {
   EXPORT_FORMATS,
   type ExportFormat,
   encodeEventCursor,
-  ndjsonLine,
   negotiateExportFormat,
   streamBatches,
 } from "../../lib/export-format";
@@ -27,16 +26,19 @@ import {
   EVENT_INCLUDES,
   type EventExportScope,
   type EventInclude,
+  type EventLines,
+  type EventPageRequest,
   type EventPosition,
   type ExportedEvent,
   exportedEventKeys,
   findEventPosition,
+  readEventLines,
   readEventPage,
 } from "../../queries/export-events";
 import { assertValidRegexes } from "../../queries/filters";
 
 /** Rows per query while streaming: large enough to amortize a round trip, small enough for flat memory. */
-const STREAM_BATCH_SIZE = 2_000;
+const STREAM_BATCH_SIZE = 5_000;
 const MAX_EVENT_NAMES = 100;
 const MAX_PAGE = 1_000_000;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -405,17 +407,20 @@ async function answerStream(
   const total =
     c.req.query("limit") !== undefined || start.page !== undefined ? query.limit : Number.POSITIVE_INFINITY;
   const keys = exportedEventKeys(includes);
-  const encode =
-    format === "csv"
-      ? (event: ExportedEvent) => csvLine(keys.map((key) => event[key]))
-      : (event: ExportedEvent) => ndjsonLine(event);
+  // NDJSON records are written by Postgres; CSV rows are encoded here from the decoded events.
+  const readBatch = async (page: EventPageRequest): Promise<EventLines> => {
+    if (format === "ndjson") return readEventLines(db, scope, includes, page);
+    const rows = await readEventPage(db, scope, includes, page);
+    const tail = rows.at(-1);
+    return {
+      text: rows.map((event) => csvLine(keys.map((key) => event[key]))).join(""),
+      count: rows.length,
+      last: tail ? positionOf(tail) : undefined,
+    };
+  };
   // The first batch is read before the response starts, so its failures are still problem+json.
   const firstSize = Math.min(STREAM_BATCH_SIZE, total);
-  const firstRows = await readEventPage(db, scope, includes, {
-    limit: firstSize,
-    after: start.position,
-    offset: start.offset,
-  });
+  const first = await readBatch({ limit: firstSize, after: start.position, offset: start.offset });
   const filename = attachmentFilename(`events-${scope.projectId}`, format);
   const headers = {
     "Content-Type": EXPORT_CONTENT_TYPES[format],
@@ -426,31 +431,29 @@ async function answerStream(
   // HEAD drops the body unread: no stream, and the pool closes with the response as usual.
   if (c.req.method === "HEAD") return c.body(null, 200, headers);
 
-  let sent = firstRows.length;
-  let complete = firstRows.length < firstSize || sent >= total;
-  // The next batch is read while the current one is encoded and sent (one batch ahead, so the
-  // database and the client work at the same time; memory holds at most two batches).
-  const readAfter = (event: ExportedEvent | undefined) => {
-    if (complete || !event) return undefined;
+  let sent = first.count;
+  let complete = first.count < firstSize || sent >= total;
+  // The next batch is read while the current one is sent (one batch ahead, so the database and
+  // the client work at the same time; memory holds at most two batches).
+  const readAfter = (position: EventPosition | undefined) => {
+    if (complete || !position) return undefined;
     const size = Math.min(STREAM_BATCH_SIZE, total - sent);
-    const read = readEventPage(db, scope, includes, { limit: size, after: positionOf(event) }).then(
-      (rows) => ({ rows, size }),
-    );
+    const read = readBatch({ limit: size, after: position }).then((batch) => ({ batch, size }));
     // Awaited by the next pull; a cancelled stream never pulls, and its failure is no one's.
     read.catch(() => {});
     return read;
   };
-  let ahead = readAfter(firstRows.at(-1));
+  let ahead = readAfter(first.last);
   const requestId = c.get("requestId");
   const stream = streamBatches({
-    first: (format === "csv" ? csvLine(keys) : "") + firstRows.map(encode).join(""),
+    first: (format === "csv" ? csvLine(keys) : "") + first.text,
     async next() {
       if (!ahead) return undefined;
-      const { rows, size } = await ahead;
-      sent += rows.length;
-      complete = rows.length < size || sent >= total;
-      ahead = readAfter(rows.at(-1));
-      return rows.map(encode).join("");
+      const { batch, size } = await ahead;
+      sent += batch.count;
+      complete = batch.count < size || sent >= total;
+      ahead = readAfter(batch.last);
+      return batch.text;
     },
     onError(error) {
       console.error(`[${requestId}] event export stream ended early`, error);
