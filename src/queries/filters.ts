@@ -1,4 +1,4 @@
-import { and, eq, type SQL, sql } from "drizzle-orm";
+import { and, eq, gte, type SQL, sql } from "drizzle-orm";
 import { alias, type PgColumn } from "drizzle-orm/pg-core";
 import type { Database } from "../db/client";
 import { events, sessions } from "../db/schema";
@@ -196,8 +196,12 @@ export function eventConditions(filters: Filter[], table: EventsTable = events):
  * matching event", so two event filters may be satisfied by different events of the session, and
  * `isNot`/`doesNotContain` keep sessions with some event that does not match (not sessions
  * without any matching event). The session's events count whatever the query's time window.
+ *
+ * `sessionsFrom` (the earliest start of the sessions queried) bounds the events searched: no
+ * event of a session precedes its start, so the bound changes no answer, and it lets the search
+ * use the (project, time) index instead of reading every event of the project.
  */
-export function sessionConditions(filters: Filter[]): SQL | undefined {
+export function sessionConditions(filters: Filter[], sessionsFrom?: Date): SQL | undefined {
   return and(
     ...filters.map((filter) => {
       const { field } = filter;
@@ -209,6 +213,7 @@ export function sessionConditions(filters: Filter[]): SQL | undefined {
       const sameSession = and(
         eq(filterEvents.projectId, sessions.projectId),
         eq(filterEvents.sessionId, sessions.id),
+        sessionsFrom ? gte(filterEvents.createdAt, sessionsFrom) : undefined,
       );
       const matches = condition(filter, eventOperand(field, filterEvents));
       return sql`exists (select 1 from ${from} where ${sameSession} and ${matches})`;

@@ -36,7 +36,7 @@ function sessionsInScope(scope: SessionScope): SQL | undefined {
     eq(sessions.projectId, scope.projectId),
     gte(sessions.startedAt, new Date(scope.window.start)),
     lt(sessions.startedAt, new Date(scope.window.end)),
-    sessionConditions(scope.filters),
+    sessionConditions(scope.filters, new Date(scope.window.start)),
   );
 }
 
