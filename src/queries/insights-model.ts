@@ -1,4 +1,5 @@
 import type { Filter } from "../lib/filters";
+import { HOUR_MS } from "../lib/timezone";
 import { toNumber } from "./sql-helpers";
 
 /** Shapes shared by the two paths of the insights queries: exact (insights.ts) and rolled up. */
@@ -159,8 +160,6 @@ export function toBreakdownRow(
     avg_session_duration: toNumber(row.avg_session_duration),
   };
 }
-
-const HOUR_MS = 3_600_000;
 
 /**
  * The hourly rollups answer a request when they may (the switch) and every instant that matters
