@@ -214,86 +214,76 @@ export const derivedState = pgTable("derived_state", {
 // inside a window add up to exactly what the window's sessions give (contract section 5).
 
 /**
- * Session aggregates per hour: one row with `dimension` '' for all sessions, and one row per
- * value of each breakdown dimension (`name`, plus `prefix` on region/city/versions; null = not set).
+ * The columns of a session rollup row, hourly or daily: one row with `dimension` '' for all
+ * sessions, and one per value of each breakdown dimension (`name`, plus `prefix` on
+ * region/city/versions; null = not set).
  */
+const sessionAggregates = () => ({
+  projectId: text("project_id").notNull(),
+  dimension: text("dimension").notNull(),
+  name: text("name"),
+  prefix: text("prefix"),
+  sessions: integer("sessions").notNull(),
+  bounces: integer("bounces").notNull(),
+  screenViews: bigint("screen_views", { mode: "number" }).notNull(),
+  /** Sum of the durations above 0, and how many sessions had one (avg_session_duration). */
+  durationMs: bigint("duration_ms", { mode: "number" }).notNull(),
+  timedSessions: integer("timed_sessions").notNull(),
+  revenue: bigint("revenue", { mode: "number" }).notNull(),
+});
+
+/** A rollup unit's start: the UTC hour, or the project's local midnight. */
+const unitStart = (name: "hour" | "day") => timestamp(name, { withTimezone: true, precision: 3 }).notNull();
+
+/** Session aggregates per hour of the sessions' start. */
 export const sessionRollups = pgTable(
   "session_rollups",
-  {
-    projectId: text("project_id").notNull(),
-    hour: timestamp("hour", { withTimezone: true, precision: 3 }).notNull(),
-    dimension: text("dimension").notNull(),
-    name: text("name"),
-    prefix: text("prefix"),
-    sessions: integer("sessions").notNull(),
-    bounces: integer("bounces").notNull(),
-    screenViews: bigint("screen_views", { mode: "number" }).notNull(),
-    /** Sum of the durations above 0, and how many sessions had one (avg_session_duration). */
-    durationMs: bigint("duration_ms", { mode: "number" }).notNull(),
-    timedSessions: integer("timed_sessions").notNull(),
-    revenue: bigint("revenue", { mode: "number" }).notNull(),
-  },
+  { ...sessionAggregates(), hour: unitStart("hour") },
   (t) => [index("session_rollups_project_dimension_hour_idx").on(t.projectId, t.dimension, t.hour)],
 );
 
 /** The same session aggregates per day of the project's timezone (`day` is the local midnight). */
 export const sessionDayRollups = pgTable(
   "session_day_rollups",
-  {
-    projectId: text("project_id").notNull(),
-    day: timestamp("day", { withTimezone: true, precision: 3 }).notNull(),
-    dimension: text("dimension").notNull(),
-    name: text("name"),
-    prefix: text("prefix"),
-    sessions: integer("sessions").notNull(),
-    bounces: integer("bounces").notNull(),
-    screenViews: bigint("screen_views", { mode: "number" }).notNull(),
-    durationMs: bigint("duration_ms", { mode: "number" }).notNull(),
-    timedSessions: integer("timed_sessions").notNull(),
-    revenue: bigint("revenue", { mode: "number" }).notNull(),
-  },
+  { ...sessionAggregates(), day: unitStart("day") },
   (t) => [index("session_day_rollups_project_dimension_day_idx").on(t.projectId, t.dimension, t.day)],
 );
 
-/** Page aggregates per hour of the session's start, per (origin, path) screened in it. */
-export const pageRollups = pgTable(
-  "page_rollups",
-  {
-    projectId: text("project_id").notNull(),
-    hour: timestamp("hour", { withTimezone: true, precision: 3 }).notNull(),
-    origin: text("origin"),
-    path: text("path"),
-    title: text("title"),
-    sessions: integer("sessions").notNull(),
-    pageviews: integer("pageviews").notNull(),
-    bounces: integer("bounces").notNull(),
-    /** Sum of the time-on-page values above 0, and how many screen views had one. */
-    durationMs: bigint("duration_ms", { mode: "number" }).notNull(),
-    timedViews: integer("timed_views").notNull(),
-  },
-  (t) => [index("page_rollups_project_hour_idx").on(t.projectId, t.hour)],
+/** The columns of a page rollup row: per (origin, path) screened in the unit's sessions. */
+const pageAggregates = () => ({
+  projectId: text("project_id").notNull(),
+  origin: text("origin"),
+  path: text("path"),
+  title: text("title"),
+  sessions: integer("sessions").notNull(),
+  pageviews: integer("pageviews").notNull(),
+  bounces: integer("bounces").notNull(),
+  /** Sum of the time-on-page values above 0, and how many screen views had one. */
+  durationMs: bigint("duration_ms", { mode: "number" }).notNull(),
+  timedViews: integer("timed_views").notNull(),
+});
+
+/** Page aggregates per hour of the sessions' start. */
+export const pageRollups = pgTable("page_rollups", { ...pageAggregates(), hour: unitStart("hour") }, (t) => [
+  index("page_rollups_project_hour_idx").on(t.projectId, t.hour),
+]);
+
+/** The same page aggregates per day of the project's timezone (`day` is the local midnight). */
+export const pageDayRollups = pgTable(
+  "page_day_rollups",
+  { ...pageAggregates(), day: unitStart("day") },
+  (t) => [index("page_day_rollups_project_day_idx").on(t.projectId, t.day)],
 );
 
 /** Registers of every visitor sketch: 2^15, a standard error of 0.57 % (±2 % is 3.5 σ). */
 export const SKETCH_REGISTER_BITS = 32_768;
 
-/** The same page aggregates per day of the project's timezone (`day` is the local midnight). */
-export const pageDayRollups = pgTable(
-  "page_day_rollups",
-  {
-    projectId: text("project_id").notNull(),
-    day: timestamp("day", { withTimezone: true, precision: 3 }).notNull(),
-    origin: text("origin"),
-    path: text("path"),
-    title: text("title"),
-    sessions: integer("sessions").notNull(),
-    pageviews: integer("pageviews").notNull(),
-    bounces: integer("bounces").notNull(),
-    durationMs: bigint("duration_ms", { mode: "number" }).notNull(),
-    timedViews: integer("timed_views").notNull(),
-  },
-  (t) => [index("page_day_rollups_project_day_idx").on(t.projectId, t.day)],
-);
+/** The columns of a sketch plane row. */
+const sketchPlanes = () => ({
+  projectId: text("project_id").notNull(),
+  plane: smallint("plane").notNull(),
+  registers: bit("registers", { dimensions: SKETCH_REGISTER_BITS }).notNull(),
+});
 
 /**
  * HyperLogLog sketches of the visitors of each hour's sessions (2^15 registers over a 64-bit
@@ -303,12 +293,7 @@ export const pageDayRollups = pgTable(
  */
 export const visitorSketches = pgTable(
   "visitor_sketches",
-  {
-    projectId: text("project_id").notNull(),
-    hour: timestamp("hour", { withTimezone: true, precision: 3 }).notNull(),
-    plane: smallint("plane").notNull(),
-    registers: bit("registers", { dimensions: SKETCH_REGISTER_BITS }).notNull(),
-  },
+  { ...sketchPlanes(), hour: unitStart("hour") },
   (t) => [primaryKey({ columns: [t.projectId, t.hour, t.plane] })],
 );
 
@@ -319,12 +304,7 @@ export const visitorSketches = pgTable(
  */
 export const visitorDaySketches = pgTable(
   "visitor_day_sketches",
-  {
-    projectId: text("project_id").notNull(),
-    day: timestamp("day", { withTimezone: true, precision: 3 }).notNull(),
-    plane: smallint("plane").notNull(),
-    registers: bit("registers", { dimensions: SKETCH_REGISTER_BITS }).notNull(),
-  },
+  { ...sketchPlanes(), day: unitStart("day") },
   (t) => [primaryKey({ columns: [t.projectId, t.day, t.plane] })],
 );
 
