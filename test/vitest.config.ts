@@ -45,8 +45,10 @@ export default defineConfig({
     globalSetup: ["./test/support/global-setup.ts"],
     projects: [
       workerProject("http", ["test/http/**/*.test.ts"], {}, [TIMEOUT_TESTS]),
-      // The insights differential tests again, on the exact path (rollups switched off).
-      workerProject("http-exact", ["test/http/insights*.test.ts"], { ROLLUPS: "off" }),
+      // The insights and chart differential tests again, on the exact path (rollups switched off).
+      workerProject("http-exact", ["test/http/insights*.test.ts", "test/http/export-charts.test.ts"], {
+        ROLLUPS: "off",
+      }),
       // A statement timeout short enough for a heavy query to hit it.
       workerProject("http-timeout", [TIMEOUT_TESTS], { STATEMENT_TIMEOUT_MS: "150" }),
       {

@@ -1700,6 +1700,24 @@ async function buildEventIndexes(
   }
 }
 
+/**
+ * Builds the event rollups on the second connection while refresh_derived() derives the sessions
+ * on the first: they read only events. refresh_derived() then waits for this build (its lock)
+ * and finds the watermark past every loaded event.
+ */
+async function buildEventRollups(connectionString: string): Promise<void> {
+  const client = new pg.Client({ connectionString });
+  await client.connect();
+  try {
+    await client.query("SET synchronous_commit = off");
+    await client.query(
+      "SELECT refresh_event_rollups((pg_snapshot_xmin(pg_current_snapshot())::text)::bigint)",
+    );
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
 function quoteIdent(name: string): string {
   return `"${name.replaceAll('"', '""')}"`;
 }
@@ -1847,15 +1865,18 @@ export async function seedDatabase(connectionString: string, options: SeedOption
       await client.query("SELECT refresh_derived()");
     } else if (deferred.length > 0) {
       // Two connections: the sessions derive on this one while the other builds the remaining
-      // events indexes and then analyzes events and profiles. Both run to their end either way.
+      // events indexes, analyzes events and profiles, then builds the event rollups. Both run to
+      // their end either way.
       const indexStart = performance.now();
       const [derived, indexed] = await Promise.allSettled([
         deriveSessions(client).finally(() => {
           refreshMillis = performance.now() - indexStart;
         }),
-        buildEventIndexes(connectionString, deferred).finally(() => {
-          lateIndexMillis = performance.now() - indexStart;
-        }),
+        buildEventIndexes(connectionString, deferred)
+          .finally(() => {
+            lateIndexMillis = performance.now() - indexStart;
+          })
+          .then(() => buildEventRollups(connectionString)),
       ]);
       if (derived.status === "rejected") {
         const reason = derived.reason instanceof Error ? derived.reason.message : String(derived.reason);

@@ -1,99 +1,33 @@
-import { and, desc, eq, getTableColumns, gte, isNotNull, lt, lte, type SQL, sql } from "drizzle-orm";
+import { and, desc, eq, gte, isNotNull, lt, lte, type SQL, sql } from "drizzle-orm";
 import type { PgColumn } from "drizzle-orm/pg-core";
 import type { Database } from "../db/client";
 import { events } from "../db/schema";
-import type { Filter, FilterField } from "../lib/filters";
+import type { FilterField } from "../lib/filters";
+import {
+  type BucketValues,
+  breakdownValue,
+  bucketValues,
+  type ChartGroup,
+  type ChartSegment,
+  type ChartSeriesQuery,
+  type ChartSeriesResult,
+  eventColumn,
+  fieldText,
+  isPropertySegment,
+  periodAndBucket,
+  scanStart,
+} from "./charts-model";
+import { chartRollupsCover, rolledUpBucketValues } from "./charts-rollups";
 import { eventConditions } from "./filters";
-import { timestampArray } from "./sql-helpers";
 
 /**
  * Chart series for `/export/charts` (contract section 7): one query per requested series computes
  * the value of every (breakdown group, bucket) of the current period, and of the previous period
  * when asked, ranks the groups by their current total and returns only the top `limit` (plus one
- * row's worth of evidence that more existed). Zero-filling and the summaries happen in TypeScript
- * with exact decimal arithmetic, so they agree with what SQL would compute.
+ * row's worth of evidence that more existed). The values come from the event rollups when they
+ * cover the series (charts-rollups.ts), else from the events. Zero-filling and the summaries
+ * happen in TypeScript with exact decimal arithmetic, so they agree with what SQL would compute.
  */
-
-export const CHART_SEGMENTS = [
-  "event",
-  "user",
-  "session",
-  "user_average",
-  "one_event_per_user",
-  "property_sum",
-  "property_average",
-  "property_min",
-  "property_max",
-] as const;
-
-export type ChartSegment = (typeof CHART_SEGMENTS)[number];
-
-export type PropertySegment = Extract<ChartSegment, `property_${string}`>;
-
-export const isPropertySegment = (segment: ChartSegment): segment is PropertySegment =>
-  segment.startsWith("property_");
-
-/** At most this many breakdowns per chart (contract section 7). */
-export const MAX_CHART_BREAKDOWNS = 3;
-
-/** A half-open window of epoch milliseconds and its bucket start instants. */
-export interface ChartPeriod {
-  window: { start: number; end: number };
-  buckets: number[];
-}
-
-export interface ChartSeriesQuery {
-  projectId: string;
-  /** An event name, or `*` for every event. */
-  event: string;
-  segment: ChartSegment;
-  /** The numeric field a property segment aggregates (`duration`, `revenue` or `properties.<key>`). */
-  property?: FilterField;
-  /** The chart's filters and the series' own, ANDed; session attributes read the event's own columns. */
-  filters: Filter[];
-  /** Up to three fields whose values split the series. */
-  breakdowns: FilterField[];
-  /** Breakdown groups kept, largest current total first. */
-  limit: number;
-  current: ChartPeriod;
-  previous?: ChartPeriod;
-}
-
-export interface ChartGroup {
-  /** One value per breakdown, in the order asked; null where not set (null or empty). */
-  breakdowns: Array<string | null>;
-  /** Decimal text per bucket of the current period, zero-filled. */
-  current: string[];
-  /** Decimal text per bucket of the previous period, zero-filled; present when it was asked for. */
-  previous?: string[];
-}
-
-export interface ChartSeriesResult {
-  /** Ranked: current total desc, then breakdown values (byte order, not set last). */
-  groups: ChartGroup[];
-  /** More groups existed than `limit`. */
-  truncated: boolean;
-}
-
-// Wire names are the events table's SQL column names, so the lookup needs no second map.
-const EVENT_COLUMNS: ReadonlyMap<string, PgColumn> = new Map(
-  Object.values(getTableColumns(events)).map((column) => [column.name, column]),
-);
-
-function eventColumn(name: string): PgColumn {
-  const column = EVENT_COLUMNS.get(name);
-  // Unreachable after validation: every filter column name is an events column.
-  if (!column) throw new Error(`no events column ${name}`);
-  return column;
-}
-
-/** The field's value as text; a property key path is one bound text[] parameter. */
-function fieldText(field: FilterField): SQL {
-  if (field.kind === "property") {
-    return sql`(${events.properties} #>> ${sql.param(field.path)}::text[])`;
-  }
-  return sql`(${eventColumn(field.column)})::text`;
-}
 
 // Numeric text as the filter compiler accepts it (src/queries/filters.ts): at most 100 characters
 // with a 3-digit exponent, so the guarded `::numeric` cast can never fail on stored data.
@@ -107,14 +41,6 @@ function fieldAmount(field: FilterField): SQL {
   const text = fieldText(field);
   return sql`(case when ${text} ~ ${NUMERIC_TEXT_SQL} then (${text})::numeric end)`;
 }
-
-/** A breakdown value: empty strings count as not set, like NULL (as on the insights breakdowns). */
-function breakdownValue(field: FilterField | undefined): SQL<string | null> {
-  return field ? sql<string | null>`nullif(${fieldText(field)}, '')` : sql<string | null>`null::text`;
-}
-
-/** A bound timestamptz, never a Date for the driver to render in its own zone. */
-const instant = (ms: number) => sql`${new Date(ms).toISOString()}::timestamptz`;
 
 interface ValueColumns {
   profileId: SQL.Aliased | PgColumn;
@@ -148,22 +74,11 @@ function segmentValue(segment: ChartSegment, source: ValueColumns): SQL {
   }
 }
 
-/** The ranked groups of one series, both periods, in one round trip. */
-export async function chartSeries(db: Database, query: ChartSeriesQuery): Promise<ChartSeriesResult> {
-  const { current, previous } = query;
+/** The exact path: bucket values computed from the events of both periods in one range scan. */
+function exactBucketValues(db: Database, query: ChartSeriesQuery): BucketValues {
   const property = isPropertySegment(query.segment) ? query.property : undefined;
   if (isPropertySegment(query.segment) && !property) throw new Error("property segment without property");
-
-  // Previous and current windows are adjacent, so one range scan covers both; `period` tells them
-  // apart (0 current, 1 previous) and each period buckets against its own edges.
-  const scanStart = previous ? previous.window.start : current.window.start;
-  const isCurrent = sql`${events.createdAt} >= ${instant(current.window.start)}`;
-  const period = previous ? sql<number>`(case when ${isCurrent} then 0 else 1 end)` : sql<number>`0`;
-  const bucket = previous
-    ? sql<number>`(case when ${isCurrent}
-        then width_bucket(${events.createdAt}, ${timestampArray(current.buckets)})
-        else width_bucket(${events.createdAt}, ${timestampArray(previous.buckets)}) end)`
-    : sql<number>`width_bucket(${events.createdAt}, ${timestampArray(current.buckets)})`;
+  const { period, bucket } = periodAndBucket(events.createdAt, query);
   const amount = property ? fieldAmount(property) : sql`null::numeric`;
 
   // Period, bucket and breakdown values are computed once here: repeated in GROUP BY or DISTINCT ON
@@ -185,8 +100,8 @@ export async function chartSeries(db: Database, query: ChartSeriesQuery): Promis
     .where(
       and(
         eq(events.projectId, query.projectId),
-        gte(events.createdAt, new Date(scanStart)),
-        lt(events.createdAt, new Date(current.window.end)),
+        gte(events.createdAt, new Date(scanStart(query))),
+        lt(events.createdAt, new Date(query.current.window.end)),
         query.event === "*" ? undefined : eq(events.name, query.event),
         eventConditions(query.filters),
         // Property segments skip events whose value is missing or not numeric.
@@ -205,19 +120,15 @@ export async function chartSeries(db: Database, query: ChartSeriesQuery): Promis
           .orderBy(scoped.period, scoped.profileId, desc(scoped.createdAt), desc(scoped.id))
           .as("latest")
       : scoped;
+  return bucketValues(db, source, segmentValue(query.segment, source));
+}
 
-  const perBucket = db
-    .select({
-      period: source.period,
-      bucket: source.bucket,
-      b0: source.b0,
-      b1: source.b1,
-      b2: source.b2,
-      value: segmentValue(query.segment, source).as("value"),
-    })
-    .from(source)
-    .groupBy(source.period, source.bucket, source.b0, source.b1, source.b2)
-    .as("per_bucket");
+/** The ranked groups of one series, both periods, in one round trip (two on the rollup path). */
+export async function chartSeries(db: Database, query: ChartSeriesQuery): Promise<ChartSeriesResult> {
+  const { current, previous } = query;
+  const perBucket = chartRollupsCover(query)
+    ? await rolledUpBucketValues(db, query)
+    : exactBucketValues(db, query);
 
   // A group's current total is the sum of its bucket values: the same number as its `metrics.sum`,
   // so the cut at `limit` and the response's order agree. Groups seen only in the previous period

@@ -26,7 +26,7 @@ import {
   uniqueId,
 } from "../support/factories";
 import { testDatabase } from "../support/node/database";
-import { generateTraffic } from "../support/traffic";
+import { generateTraffic, shuffled } from "../support/traffic";
 
 /**
  * The hourly rollups against the exact path over the same sessions: same numbers for every
@@ -47,18 +47,6 @@ const trickled = uniqueId("rollup-trickle");
 
 function traffic(projectId: string): EventInput[] {
   return generateTraffic({ projectId, seed: 41, sessions: 400, from: FROM, to: TO }) as EventInput[];
-}
-
-/** A deterministic shuffle, so later batches carry earlier events of the sessions (late arrivals). */
-function shuffled<T>(items: T[], seed: number): T[] {
-  const copy = [...items];
-  let state = seed;
-  for (let i = copy.length - 1; i > 0; i--) {
-    state = (state * 1_103_515_245 + 12_345) % 2_147_483_648;
-    const j = state % (i + 1);
-    [copy[i], copy[j]] = [copy[j] as T, copy[i] as T];
-  }
-  return copy;
 }
 
 beforeAll(async () => {

@@ -134,3 +134,15 @@ export function generateTraffic(options: TrafficOptions): RawEvent[] {
   }
   return events;
 }
+
+/** A deterministic shuffle, so later batches carry earlier events of the sessions (late arrivals). */
+export function shuffled<T>(items: T[], seed: number): T[] {
+  const copy = [...items];
+  let state = seed;
+  for (let i = copy.length - 1; i > 0; i--) {
+    state = (state * 1_103_515_245 + 12_345) % 2_147_483_648;
+    const j = state % (i + 1);
+    [copy[i], copy[j]] = [copy[j] as T, copy[i] as T];
+  }
+  return copy;
+}

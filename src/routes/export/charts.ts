@@ -18,21 +18,17 @@ import { INTERVALS, RANGE_PRESETS, resolveRange } from "../../lib/range";
 import { sendJson } from "../../lib/respond";
 import { formatInstant } from "../../lib/timezone";
 import { jsonQueryParam, validate } from "../../lib/validation";
+import { chartSeries, compareDecimals, decimalMean, decimalSum, percentChange } from "../../queries/charts";
 import {
   CHART_SEGMENTS,
   type ChartGroup,
   type ChartSegment,
   type ChartSeriesResult,
-  chartSeries,
-  compareDecimals,
-  decimalMean,
-  decimalSum,
   isPropertySegment,
   MAX_CHART_BREAKDOWNS,
-  percentChange,
-} from "../../queries/charts";
+} from "../../queries/charts-model";
 import { assertValidRegexes } from "../../queries/filters";
-import { freshnessFor, RangeParams } from "../insights/params";
+import { freshnessFor, RangeParams, rollupsAllowed } from "../insights/params";
 
 const MAX_SERIES = 10;
 const DEFAULT_LIMIT = 50;
@@ -557,6 +553,7 @@ export const charts = new Hono<AppEnv>().get(
             limit: query.limit,
             current,
             previous: range.previous,
+            rollups: rollupsAllowed(c),
           }),
         ),
       );

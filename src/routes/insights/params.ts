@@ -74,6 +74,9 @@ export interface InsightsScope {
   fingerprint: Record<string, unknown>;
 }
 
+/** Whether rollups may answer (wrangler var ROLLUPS; "off" forces the exact path everywhere). */
+export const rollupsAllowed = (c: Context<AppEnv>): boolean => c.env.ROLLUPS !== "off";
+
 /** Resolves the window and filters of an insights request in the project's timezone by default. */
 export function resolveInsightsScope(
   c: Context<AppEnv>,
@@ -93,7 +96,7 @@ export function resolveInsightsScope(
   return {
     range,
     filters: normalizeFilters(query.filters),
-    rollups: c.env.ROLLUPS !== "off",
+    rollups: rollupsAllowed(c),
     projectTimezone: c.get("project").timezone,
     fingerprint: {
       window: range.window,

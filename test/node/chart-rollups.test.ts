@@ -1,0 +1,242 @@
+import { asc, eq, getTableColumns, sql } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eventRollups } from "../../src/db/schema";
+import { resolveFilterField } from "../../src/lib/filters";
+import { chartSeries } from "../../src/queries/charts";
+import type { ChartSegment, ChartSeriesQuery } from "../../src/queries/charts-model";
+import { chartRollupsCover } from "../../src/queries/charts-rollups";
+import { type EventInput, insertEvents, uniqueId } from "../support/factories";
+import { rawConnection, testDatabase } from "../support/node/database";
+import { generateTraffic, shuffled } from "../support/traffic";
+
+/**
+ * The event rollups against the exact path over the same events: the same chart series for every
+ * additive segment, rolled-up breakdown and bucket shape, also while some events are not folded
+ * in yet (they are read from `events`), and the same rollup rows whether the events arrived in
+ * one batch or in shuffled small batches.
+ */
+
+const database = testDatabase();
+afterAll(() => database.close());
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+const FROM = Date.UTC(2026, 6, 1);
+const TO = Date.UTC(2026, 6, 8);
+
+function traffic(projectId: string): EventInput[] {
+  return generateTraffic({ projectId, seed: 61, sessions: 300, from: FROM, to: TO }) as EventInput[];
+}
+
+const oneBatch = uniqueId("chart-batch");
+const trickled = uniqueId("chart-trickle");
+
+/** The project's events the rollups do not hold yet (at or above the watermark). */
+async function waitingEvents(projectId: string): Promise<{ folded: number; waiting: number }> {
+  const result = await database.db.execute<{ folded: number; waiting: number }>(sql`
+    select count(*) filter (where ingest_xid < w.xid)::int as folded,
+      count(*) filter (where ingest_xid >= w.xid)::int as waiting
+    from events, (select processed_xid as xid from derived_state where name = 'event_rollups') w
+    where project_id = ${projectId}`);
+  return result.rows[0] ?? { folded: 0, waiting: 0 };
+}
+
+/**
+ * Refreshes until the rollups hold every event of the projects. The watermark is the oldest
+ * transaction still running anywhere on the server, so another test's open transaction can hold
+ * it back for a moment; the answers stay exact meanwhile, but rollup rows are compared whole.
+ */
+async function foldIn(...projectIds: string[]): Promise<void> {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    await database.db.execute(sql`select refresh_derived()`);
+    const counts = await Promise.all(projectIds.map(waitingEvents));
+    if (counts.every((count) => count.waiting === 0)) return;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error("the event rollups never caught up");
+}
+
+beforeAll(async () => {
+  await insertEvents(database.db, traffic(oneBatch));
+  const events = shuffled(traffic(trickled), 11);
+  for (let i = 0; i < events.length; i += 200) {
+    await insertEvents(database.db, events.slice(i, i + 200));
+  }
+  await foldIn(oneBatch, trickled);
+}, 120_000);
+
+function steps(start: number, end: number, step: number): number[] {
+  const buckets: number[] = [];
+  for (let t = start; t < end; t += step) buckets.push(t);
+  return buckets;
+}
+
+interface Case {
+  segment: ChartSegment;
+  property?: string;
+  event: string;
+  breakdown?: string;
+}
+
+const CASES: Case[] = [
+  { segment: "event", event: "*" },
+  { segment: "event", event: "screen_view", breakdown: "browser" },
+  { segment: "event", event: "*", breakdown: "name" },
+  { segment: "event", event: "*", breakdown: "path" },
+  { segment: "event", event: "screen_view", breakdown: "referrer_name" },
+  { segment: "property_sum", property: "duration", event: "screen_view", breakdown: "country" },
+  { segment: "property_average", property: "duration", event: "*", breakdown: "os" },
+  { segment: "property_min", property: "revenue", event: "*", breakdown: "utm_campaign" },
+  { segment: "property_max", property: "revenue", event: "*" },
+  { segment: "property_sum", property: "revenue", event: "*", breakdown: "device" },
+  { segment: "event", event: "*", breakdown: "utm_source" },
+];
+
+const SHAPES: Array<[string, number, number, number, boolean]> = [
+  ["three days by day, with the three before", FROM + 4 * DAY, TO, DAY, true],
+  ["the week by day", FROM, TO, DAY, false],
+  ["one day by hour, with the previous day", FROM + 3 * DAY, FROM + 4 * DAY, HOUR, true],
+  ["odd hours, 5-hour buckets", FROM + 7 * HOUR, FROM + 92 * HOUR, 5 * HOUR, false],
+];
+
+function chartQuery(projectId: string, item: Case, shape: (typeof SHAPES)[number], rollups: boolean) {
+  const [, start, end, step, previous] = shape;
+  const field = (name: string) => {
+    const resolved = resolveFilterField(name);
+    if (!resolved) throw new Error(`no field ${name}`);
+    return resolved;
+  };
+  const query: ChartSeriesQuery = {
+    projectId,
+    event: item.event,
+    segment: item.segment,
+    property: item.property === undefined ? undefined : field(item.property),
+    filters: [],
+    breakdowns: item.breakdown === undefined ? [] : [field(item.breakdown)],
+    limit: 50,
+    current: { window: { start, end }, buckets: steps(start, end, step) },
+    previous: previous
+      ? {
+          window: { start: start - (end - start), end: start },
+          buckets: steps(start - (end - start), start, step),
+        }
+      : undefined,
+    rollups,
+  };
+  return query;
+}
+
+/** Compares both paths for every case and shape; returns how many groups were compared. */
+async function expectPathsAgree(projectId: string): Promise<number> {
+  let groups = 0;
+  for (const shape of SHAPES) {
+    for (const item of CASES) {
+      const rolledQuery = chartQuery(projectId, item, shape, true);
+      expect(chartRollupsCover(rolledQuery)).toBe(true);
+      const rolled = await chartSeries(database.db, rolledQuery);
+      const exact = await chartSeries(database.db, chartQuery(projectId, item, shape, false));
+      groups += exact.groups.length;
+      expect({ shape: shape[0], ...item, result: rolled }).toEqual({
+        shape: shape[0],
+        ...item,
+        result: exact,
+      });
+    }
+  }
+  return groups;
+}
+
+describe("rollup path = exact path", () => {
+  it("for every additive segment, rolled-up breakdown and bucket shape", async () => {
+    const groups = await expectPathsAgree(oneBatch);
+    expect(groups).toBeGreaterThan(100);
+  });
+
+  it("while events are waiting for the next refresh (they are read from events)", async () => {
+    const projectId = uniqueId("chart-pending");
+    const events = shuffled(traffic(projectId), 5);
+    const folded = events.slice(0, 2_000);
+    const pending = events.slice(2_000);
+    await insertEvents(database.db, folded);
+    await foldIn(projectId);
+    // The refresh lock, held on another connection, keeps every other test's refresh from folding
+    // the pending events in while the paths are compared.
+    const lock = await rawConnection();
+    try {
+      await lock.query("select pg_advisory_lock(hashtext('refresh_derived'))");
+      await insertEvents(database.db, pending, { refresh: false });
+      expect(await waitingEvents(projectId)).toEqual({ folded: folded.length, waiting: pending.length });
+      await expectPathsAgree(projectId);
+    } finally {
+      await lock.query("select pg_advisory_unlock(hashtext('refresh_derived'))");
+      await lock.end();
+    }
+  }, 60_000);
+
+  it("leaves distinct counts, filters, two breakdowns and minute edges to the exact path", () => {
+    const shape = SHAPES[1] as (typeof SHAPES)[number];
+    const base = chartQuery(oneBatch, { segment: "event", event: "*" }, shape, true);
+    const field = (name: string) =>
+      resolveFilterField(name) as NonNullable<ReturnType<typeof resolveFilterField>>;
+    expect(chartRollupsCover(base)).toBe(true);
+    expect(chartRollupsCover({ ...base, rollups: false })).toBe(false);
+    for (const segment of ["user", "session", "user_average", "one_event_per_user"] as const) {
+      expect({ segment, covered: chartRollupsCover({ ...base, segment }) }).toEqual({
+        segment,
+        covered: false,
+      });
+    }
+    expect(chartRollupsCover({ ...base, segment: "property_sum", property: field("properties.plan") })).toBe(
+      false,
+    );
+    expect(
+      chartRollupsCover({
+        ...base,
+        filters: [{ field: field("browser"), operator: "is", values: ["Chrome"], index: 0 }],
+      }),
+    ).toBe(false);
+    expect(chartRollupsCover({ ...base, breakdowns: [field("browser"), field("os")] })).toBe(false);
+    expect(chartRollupsCover({ ...base, breakdowns: [field("properties.plan")] })).toBe(false);
+    for (const name of ["profile_id", "city", "os_version", "referrer"]) {
+      expect({ name, covered: chartRollupsCover({ ...base, breakdowns: [field(name)] }) }).toEqual({
+        name,
+        covered: false,
+      });
+    }
+    const start = FROM + 30 * 60_000;
+    expect(chartRollupsCover({ ...base, current: { window: { start, end: TO }, buckets: [start] } })).toBe(
+      false,
+    );
+    expect(
+      chartRollupsCover({
+        ...base,
+        current: { window: { start: FROM, end: TO }, buckets: [FROM, FROM + 90 * 60_000] },
+      }),
+    ).toBe(false);
+  });
+});
+
+describe("incremental maintenance", () => {
+  async function rollupRows(projectId: string) {
+    const { projectId: _projectId, ...columns } = getTableColumns(eventRollups);
+    return database.db
+      .select(columns)
+      .from(eventRollups)
+      .where(eq(eventRollups.projectId, projectId))
+      .orderBy(
+        asc(eventRollups.hour),
+        sql`${eventRollups.name} collate "C"`,
+        asc(eventRollups.dimension),
+        sql`${eventRollups.value} collate "C" nulls last`,
+      );
+  }
+
+  it("shuffled small batches leave exactly the rollups of one batch", async () => {
+    const batch = await rollupRows(oneBatch);
+    expect(batch.length).toBeGreaterThan(1_000);
+    // One row per (hour, name) without a dimension, and every event counted once in it.
+    const totals = batch.filter((row) => row.dimension === "");
+    expect(totals.reduce((sum, row) => sum + row.events, 0)).toBe(traffic(oneBatch).length);
+    expect(await rollupRows(trickled)).toEqual(batch);
+  });
+});
