@@ -1,8 +1,8 @@
-import { and, eq, gte, lt, type SQL, sql } from "drizzle-orm";
+import { and, eq, gte, inArray, lt, type SQL, sql } from "drizzle-orm";
 import type { PgColumn } from "drizzle-orm/pg-core";
 import type { Database } from "../db/client";
 import { derivedState, eventRollups, events } from "../db/schema";
-import type { FilterColumn } from "../lib/filters";
+import type { FilterColumn, FilterField } from "../lib/filters";
 import { HOUR_MS } from "../lib/timezone";
 import {
   type BucketValues,
@@ -14,6 +14,7 @@ import {
   periodAndBucket,
   scanStart,
 } from "./charts-model";
+import { eventConditions } from "./filters";
 
 /**
  * The rollup path of the chart queries: the same numbers as the exact path in charts.ts, read
@@ -59,17 +60,37 @@ function rolledUpAmount(query: ChartSeriesQuery): RolledUpAmount | undefined {
   return field.column === "duration" || field.column === "revenue" ? field.column : undefined;
 }
 
+/** The field's column when the rollups carry it. */
+function rolledUpColumn(field: FilterField | undefined): FilterColumn | undefined {
+  return field?.kind === "column" && ROLLED_UP_BREAKDOWNS.has(field.column) ? field.column : undefined;
+}
+
+/**
+ * The series' one filter when the rollups can apply it: `is` on a rolled-up column with non-empty
+ * values (the rollups keep empty strings as not set), and no breakdown beside it. Its values are
+ * then the values of that dimension's rows.
+ */
+function rolledUpFilter(query: ChartSeriesQuery): { column: FilterColumn; values: string[] } | undefined {
+  const [filter, ...more] = query.filters;
+  if (!filter || more.length > 0 || query.breakdowns.length > 0 || filter.operator !== "is") return undefined;
+  const column = rolledUpColumn(filter.field);
+  const values = filter.values.map(String);
+  if (column === undefined || values.some((value) => value === "")) return undefined;
+  return { column, values };
+}
+
 /**
  * Whether the rollups answer a series: an additive segment (a property one on duration or
- * revenue), no filter, at most one breakdown on a rolled-up column, and whole UTC hours at every
- * window and bucket edge, so each hour row lies inside one bucket.
+ * revenue), at most one breakdown on a rolled-up column or one `is` filter on one, and whole UTC
+ * hours at every window and bucket edge, so each hour row lies inside one bucket.
  */
 export function chartRollupsCover(query: ChartSeriesQuery): boolean {
-  if (!query.rollups || query.filters.length > 0 || !ADDITIVE_SEGMENTS.has(query.segment)) return false;
+  if (!query.rollups || !ADDITIVE_SEGMENTS.has(query.segment)) return false;
   if (isPropertySegment(query.segment) && rolledUpAmount(query) === undefined) return false;
+  if (query.filters.length > 0 && rolledUpFilter(query) === undefined) return false;
   if (query.breakdowns.length > 1) return false;
   const [breakdown] = query.breakdowns;
-  if (breakdown && (breakdown.kind !== "column" || !ROLLED_UP_BREAKDOWNS.has(breakdown.column))) return false;
+  if (breakdown && rolledUpColumn(breakdown) === undefined) return false;
   const periods = query.previous ? [query.current, query.previous] : [query.current];
   return periods.every(
     ({ window, buckets }) =>
@@ -141,16 +162,13 @@ function unitColumns(
 export async function rolledUpBucketValues(db: Database, query: ChartSeriesQuery): Promise<BucketValues> {
   const watermark = await eventRollupsWatermark(db);
   const [breakdown] = query.breakdowns;
-  const column = breakdown?.kind === "column" ? breakdown.column : undefined;
+  const filter = rolledUpFilter(query);
+  // The dimension whose rows answer: the filtered or broken-down column ('' rows carry `name`).
+  const column = filter?.column ?? rolledUpColumn(breakdown);
   const dimension = column === undefined || column === "name" ? "" : column;
+  const rowValue = column === "name" ? eventRollups.name : eventRollups.value;
   const amount = rolledUpAmount(query) ?? "duration";
-
-  const rollupValue =
-    column === undefined
-      ? sql<string | null>`null::text`
-      : column === "name"
-        ? eventRollups.name
-        : eventRollups.value;
+  const rollupValue = breakdown ? rowValue : sql<string | null>`null::text`;
   const byDuration = amount === "duration";
   const hourRows = db
     .select(
@@ -165,6 +183,7 @@ export async function rolledUpBucketValues(db: Database, query: ChartSeriesQuery
       and(
         seriesRange(query, eventRollups.hour, eventRollups.projectId, eventRollups.name),
         eq(eventRollups.dimension, dimension),
+        filter ? inArray(rowValue, filter.values) : undefined,
       ),
     );
   // Each new event is a unit of one. The watermark is a literal, not a subquery: the planner then
@@ -184,6 +203,7 @@ export async function rolledUpBucketValues(db: Database, query: ChartSeriesQuery
       and(
         seriesRange(query, events.createdAt, events.projectId, events.name),
         gte(events.ingestXid, watermark),
+        eventConditions(query.filters),
       ),
     );
   const units = hourRows.unionAll(newEvents).as("units");

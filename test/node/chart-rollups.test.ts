@@ -1,7 +1,7 @@
 import { asc, eq, getTableColumns, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventRollups } from "../../src/db/schema";
-import { resolveFilterField } from "../../src/lib/filters";
+import { type Filter, resolveFilterField } from "../../src/lib/filters";
 import { chartSeries } from "../../src/queries/charts";
 import type { ChartSegment, ChartSeriesQuery } from "../../src/queries/charts-model";
 import { chartRollupsCover } from "../../src/queries/charts-rollups";
@@ -76,6 +76,8 @@ interface Case {
   property?: string;
   event: string;
   breakdown?: string;
+  /** One `is` filter: field and values. */
+  filter?: [string, string[]];
 }
 
 const CASES: Case[] = [
@@ -90,6 +92,10 @@ const CASES: Case[] = [
   { segment: "property_max", property: "revenue", event: "*" },
   { segment: "property_sum", property: "revenue", event: "*", breakdown: "device" },
   { segment: "event", event: "*", breakdown: "utm_source" },
+  { segment: "event", event: "screen_view", filter: ["browser", ["Chrome"]] },
+  { segment: "property_sum", property: "duration", event: "*", filter: ["path", ["/pricing", "/100%_off"]] },
+  { segment: "event", event: "*", filter: ["name", ["screen_view", "purchase"]] },
+  { segment: "property_max", property: "revenue", event: "*", filter: ["country", ["NO"]] },
 ];
 
 const SHAPES: Array<[string, number, number, number, boolean]> = [
@@ -111,7 +117,9 @@ function chartQuery(projectId: string, item: Case, shape: (typeof SHAPES)[number
     event: item.event,
     segment: item.segment,
     property: item.property === undefined ? undefined : field(item.property),
-    filters: [],
+    filters: item.filter
+      ? [{ field: field(item.filter[0]), operator: "is", values: item.filter[1], index: 0 }]
+      : [],
     breakdowns: item.breakdown === undefined ? [] : [field(item.breakdown)],
     limit: 50,
     current: { window: { start, end }, buckets: steps(start, end, step) },
@@ -173,7 +181,7 @@ describe("rollup path = exact path", () => {
     }
   }, 60_000);
 
-  it("leaves distinct counts, filters, two breakdowns and minute edges to the exact path", () => {
+  it("leaves distinct counts, other filters, two breakdowns and minute edges to the exact path", () => {
     const shape = SHAPES[1] as (typeof SHAPES)[number];
     const base = chartQuery(oneBatch, { segment: "event", event: "*" }, shape, true);
     const field = (name: string) =>
@@ -189,12 +197,29 @@ describe("rollup path = exact path", () => {
     expect(chartRollupsCover({ ...base, segment: "property_sum", property: field("properties.plan") })).toBe(
       false,
     );
-    expect(
-      chartRollupsCover({
-        ...base,
-        filters: [{ field: field("browser"), operator: "is", values: ["Chrome"], index: 0 }],
-      }),
-    ).toBe(false);
+    const filter = (name: string, operator: Filter["operator"], values: string[]): Filter => ({
+      field: field(name),
+      operator,
+      values,
+      index: 0,
+    });
+    const chrome = filter("browser", "is", ["Chrome"]);
+    expect(chartRollupsCover({ ...base, filters: [chrome] })).toBe(true);
+    for (const filters of [
+      [filter("browser", "isNot", ["Chrome"])],
+      [filter("browser", "contains", ["Chr"])],
+      [filter("browser", "is", ["Chrome", ""])],
+      [filter("city", "is", ["Oslo"])],
+      [filter("properties.plan", "is", ["pro"])],
+      [chrome, filter("os", "is", ["Windows"])],
+    ]) {
+      expect({ filters, covered: chartRollupsCover({ ...base, filters }) }).toEqual({
+        filters,
+        covered: false,
+      });
+    }
+    // A filter and a breakdown together: the rows carry only one dimension.
+    expect(chartRollupsCover({ ...base, filters: [chrome], breakdowns: [field("os")] })).toBe(false);
     expect(chartRollupsCover({ ...base, breakdowns: [field("browser"), field("os")] })).toBe(false);
     expect(chartRollupsCover({ ...base, breakdowns: [field("properties.plan")] })).toBe(false);
     for (const name of ["profile_id", "city", "os_version", "referrer"]) {
