@@ -117,9 +117,11 @@ export function spreadOverBuckets(
   return { totals, series };
 }
 
-type Numeric = string | number | null;
+/** A numeric column as the driver returns it (numeric and bigint arrive as text). */
+export type Numeric = string | number | null;
 
-export function toPageRow(row: {
+/** A page row as both paths select it, before its numbers are parsed. */
+export type PageRowSource = {
   title: string | null;
   origin: string | null;
   path: string | null;
@@ -127,7 +129,9 @@ export function toPageRow(row: {
   pageviews: Numeric;
   bounce_rate: Numeric;
   avg_duration: Numeric;
-}): PageRow {
+};
+
+export function toPageRow(row: PageRowSource): PageRow {
   return {
     title: row.title,
     origin: row.origin,

@@ -5,8 +5,10 @@ import { addLocalDays, HOUR_MS, startOfLocalDay } from "../lib/timezone";
 import {
   type BreakdownRow,
   type MetricsAnswer,
+  type Numeric,
   type Page,
   type PageRow,
+  type PageRowSource,
   type SessionScope,
   spreadOverBuckets,
   type TimeWindow,
@@ -87,8 +89,6 @@ function windowRows(
     union all ${hourRows(whole.start, whole.end, sql` and not ${daysBuilt}`)}
   ) as units`;
 }
-
-type Numeric = string | number | null;
 
 export async function rolledUpSessionMetrics(
   db: Database,
@@ -210,15 +210,7 @@ export async function estimatedVisitors(
 
 export async function rolledUpTopPages(db: Database, scope: SessionScope, page: Page): Promise<PageRow[]> {
   const sessionCount = sql`sum(sessions)`;
-  const result = await db.execute<{
-    title: string | null;
-    origin: string | null;
-    path: string | null;
-    sessions: Numeric;
-    pageviews: Numeric;
-    bounce_rate: Numeric;
-    avg_duration: Numeric;
-  }>(sql`
+  const result = await db.execute<PageRowSource>(sql`
     select max(title) as title, origin, path, ${sessionCount} as sessions, sum(pageviews) as pageviews,
       ${ratio(sql`sum(bounces)`, sessionCount, 100)} as bounce_rate,
       ${ratio(sql`sum(duration_ms)`, sql`sum(timed_views)`, 0.001)} as avg_duration
