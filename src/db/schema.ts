@@ -263,6 +263,34 @@ const pageAggregates = () => ({
   timedViews: integer("timed_views").notNull(),
 });
 
+/**
+ * Each (origin, path) that any event of a session carries, with the session's start and bounce
+ * and that page's screen views. Derived with the hourly rollups (per hour of the session's
+ * start). It answers event filters on `path` and `origin` ("sessions with an event on /pricing")
+ * by index, and top pages under any filter without reading events; the page rollups are its sums.
+ */
+export const sessionPages = pgTable(
+  "session_pages",
+  {
+    projectId: text("project_id").notNull(),
+    sessionId: text("session_id").notNull(),
+    startedAt: timestamp("started_at", { withTimezone: true, precision: 3 }).notNull(),
+    isBounce: boolean("is_bounce").notNull(),
+    origin: text("origin"),
+    path: text("path"),
+    /** Of the page's screen views: the greatest title, how many, and their time on page. */
+    title: text("title"),
+    views: integer("views").notNull(),
+    durationMs: bigint("duration_ms", { mode: "number" }).notNull(),
+    timedViews: integer("timed_views").notNull(),
+  },
+  (t) => [
+    index("session_pages_project_started_idx").on(t.projectId, t.startedAt),
+    // Covers `path is …` filters: the matching sessions of a window without touching the table.
+    index("session_pages_project_path_idx").on(t.projectId, t.path, t.startedAt, t.sessionId),
+  ],
+);
+
 /** Page aggregates per hour of the sessions' start. */
 export const pageRollups = pgTable("page_rollups", { ...pageAggregates(), hour: unitStart("hour") }, (t) => [
   index("page_rollups_project_hour_idx").on(t.projectId, t.hour),

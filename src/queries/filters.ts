@@ -1,7 +1,7 @@
-import { and, eq, gte, type SQL, sql } from "drizzle-orm";
-import { alias, type PgColumn } from "drizzle-orm/pg-core";
+import { and, eq, gte, lt, SQL, sql } from "drizzle-orm";
+import { type AnyPgColumn, alias, type PgColumn } from "drizzle-orm/pg-core";
 import type { Database } from "../db/client";
-import { events, sessions } from "../db/schema";
+import { events, sessionPages, sessions } from "../db/schema";
 import { ApiError } from "../lib/errors";
 import type { Filter, FilterColumn, FilterField } from "../lib/filters";
 
@@ -13,9 +13,17 @@ import type { Filter, FilterColumn, FilterField } from "../lib/filters";
 /** The events table, or an alias of it (`alias(events, "e")`). */
 export type EventsTable = typeof events | ReturnType<typeof alias<typeof events, string>>;
 
-/** The events of a session, inside the EXISTS of an event-field filter on a sessions query. */
+/** The events, pages and session row of a session, inside the EXISTS of a filter on sessions. */
 const FILTER_EVENT = "filter_event";
 const filterEvents = alias(events, FILTER_EVENT);
+const FILTER_PAGE = "filter_page";
+const filterPages = alias(sessionPages, FILTER_PAGE);
+const FILTER_SESSION = "filter_session";
+const filterSessions = alias(sessions, FILTER_SESSION);
+
+/** Event fields that `session_pages` holds every value of, per session. */
+const PAGE_KEYS = { path: "path", origin: "origin" } as const;
+type PageField = keyof typeof PAGE_KEYS;
 
 type EventKey = keyof typeof events.$inferSelect;
 type SessionAttribute = Exclude<FilterColumn, "name" | "path" | "origin" | "duration" | "revenue">;
@@ -80,12 +88,15 @@ const SESSION_KEYS = {
 } as const satisfies Record<SessionAttribute, SessionKey>;
 
 const isSessionAttribute = (column: FilterColumn): column is SessionAttribute => column in SESSION_KEYS;
+const isPageField = (column: FilterColumn): column is PageField => column in PAGE_KEYS;
 
 /** What a filter compares: a text expression, or a number (duration, revenue). */
 interface Operand {
   expression: SQL | PgColumn;
   numeric: boolean;
 }
+
+const isColumn = (expression: SQL | PgColumn): expression is PgColumn => !(expression instanceof SQL);
 
 function eventOperand(field: FilterField, table: EventsTable): Operand {
   if (field.kind === "property") {
@@ -104,6 +115,17 @@ const NUMERIC_TEXT_SQL = sql.raw(
 const escapeLike = (text: string) => text.replace(/[\\%_]/g, (match) => `\\${match}`);
 
 const anyOf = (parts: SQL[]) => sql`(${sql.join(parts, sql` or `)})`;
+
+/**
+ * `predicate`, false where it is NULL. On a column it is written `column is not null and
+ * predicate`, so the planner still sees the predicate itself (an index condition for `in (…)`);
+ * an expression (a property lookup) is not repeated and gets `coalesce(predicate, false)`.
+ */
+function nullAsFalse(operand: SQL | PgColumn, predicate: SQL): SQL {
+  return isColumn(operand)
+    ? sql`(${operand} is not null and ${predicate})`
+    : sql`coalesce(${predicate}, false)`;
+}
 
 /** `value::numeric` as a bound text parameter: the parser admits only numbers and numeric text. */
 const numericParam = (value: string | number) => sql`${String(value)}::numeric`;
@@ -145,20 +167,29 @@ function condition(filter: Filter, { expression, numeric }: Operand): SQL {
     );
   switch (filter.operator) {
     case "is":
-      return sql`coalesce(${value} in (${list()}), false)`;
+      return nullAsFalse(expression, sql`${value} in (${list()})`);
     case "isNot":
       return sql`(${value} is null or ${value} not in (${list()}))`;
     case "contains":
-      return sql`coalesce(${like((t) => `%${t}%`)}, false)`;
+      return nullAsFalse(
+        expression,
+        like((t) => `%${t}%`),
+      );
     case "doesNotContain":
       // NOT (a OR b): contains none of them. (OpenPanel ORed the negations, which is always true.)
       return sql`(${text} is null or not ${like((t) => `%${t}%`)})`;
     case "startsWith":
-      return sql`coalesce(${like((t) => `${t}%`)}, false)`;
+      return nullAsFalse(
+        expression,
+        like((t) => `${t}%`),
+      );
     case "endsWith":
-      return sql`coalesce(${like((t) => `%${t}`)}, false)`;
+      return nullAsFalse(
+        expression,
+        like((t) => `%${t}`),
+      );
     case "regex":
-      return sql`coalesce(${anyOf(texts.map((pattern) => sql`${text} ~ ${pattern}`))}, false)`;
+      return nullAsFalse(expression, anyOf(texts.map((pattern) => sql`${text} ~ ${pattern}`)));
     case "isNull":
       return numeric ? sql`(${value} is null)` : sql`(${value} is null or ${value} = '')`;
     case "isNotNull":
@@ -169,7 +200,7 @@ function condition(filter: Filter, { expression, numeric }: Operand): SQL {
     case "lte": {
       const first = filter.values[0];
       if (first === undefined) return sql`false`;
-      if (numeric) return sql`coalesce(${compare(filter.operator, value, numericParam(first))}, false)`;
+      if (numeric) return nullAsFalse(expression, compare(filter.operator, value, numericParam(first)));
       // Non-numeric text is simply not matched; the CASE keeps the cast from ever seeing it.
       return sql`(case when ${value} ~ ${NUMERIC_TEXT_SQL} then ${compare(
         filter.operator,
@@ -188,35 +219,81 @@ export function eventConditions(filters: Filter[], table: EventsTable = events):
   return and(...filters.map((filter) => condition(filter, eventOperand(filter.field, table))));
 }
 
+/** A row that names one session: the `sessions` row itself, or one of its session pages. */
+export interface SessionReference {
+  projectId: AnyPgColumn;
+  sessionId: AnyPgColumn;
+}
+
+export interface SessionFilterOptions {
+  /**
+   * The window the sessions started in. It bounds the events and pages searched: no event of a
+   * session precedes its start and its pages carry that start, so the bound changes no answer,
+   * and it lets the search use the (project, time) indexes instead of reading the whole project.
+   */
+  window?: { start: Date; end: Date };
+  /** The session each filter is evaluated for; the unaliased `sessions` row by default. */
+  of?: SessionReference;
+}
+
 /**
- * The AND of all filters for a query over the `sessions` table (referenced unaliased).
- * Session-attribute fields compare the session's columns (its first event's attributes). Each
- * event-field filter (`name`, `path`, `origin`, `duration`, `revenue`, `properties.*`) is its own
- * EXISTS over the session's events: the contract keeps "the sessions that have at least one
- * matching event", so two event filters may be satisfied by different events of the session, and
- * `isNot`/`doesNotContain` keep sessions with some event that does not match (not sessions
- * without any matching event). The session's events count whatever the query's time window.
- *
- * `sessionsFrom` (the earliest start of the sessions queried) bounds the events searched: no
- * event of a session precedes its start, so the bound changes no answer, and it lets the search
- * use the (project, time) index instead of reading every event of the project.
+ * The AND of all filters for a query over sessions. Session-attribute fields compare the
+ * session's columns (its first event's attributes). Each event-field filter (`name`, `path`,
+ * `origin`, `duration`, `revenue`, `properties.*`) is its own EXISTS over the session's events:
+ * the contract keeps "the sessions that have at least one matching event", so two event filters
+ * may be satisfied by different events of the session, and `isNot`/`doesNotContain` keep sessions
+ * with some event that does not match (not sessions without any matching event). The session's
+ * events count whatever the query's time window. `path` and `origin` are looked up in the
+ * session's pages, which hold every value its events carry (NULL included): the same sessions,
+ * found by index.
  */
-export function sessionConditions(filters: Filter[], sessionsFrom?: Date): SQL | undefined {
+export function sessionConditions(filters: Filter[], options: SessionFilterOptions = {}): SQL | undefined {
+  const { window } = options;
+  const session = options.of ?? { projectId: sessions.projectId, sessionId: sessions.id };
+  const onSessionRow = options.of === undefined;
+  /** Some row of `table` (aliased `name`) that belongs to the session and passes `matches`. */
+  const someRowOf = (
+    table: typeof sessions | typeof sessionPages | typeof events,
+    name: string,
+    keys: { projectId: AnyPgColumn; sessionId: AnyPgColumn },
+    ...matches: Array<SQL | undefined>
+  ) =>
+    // An aliased table renders as its alias alone, so the FROM item is spelled out.
+    sql`exists (select 1 from ${table} as ${sql.identifier(name)} where ${and(
+      eq(keys.projectId, session.projectId),
+      eq(keys.sessionId, session.sessionId),
+      ...matches,
+    )})`;
   return and(
     ...filters.map((filter) => {
       const { field } = filter;
       if (field.kind === "column" && field.scope === "session" && isSessionAttribute(field.column)) {
-        return condition(filter, { expression: sessions[SESSION_KEYS[field.column]], numeric: false });
+        const key = SESSION_KEYS[field.column];
+        if (onSessionRow) return condition(filter, { expression: sessions[key], numeric: false });
+        return someRowOf(
+          sessions,
+          FILTER_SESSION,
+          { projectId: filterSessions.projectId, sessionId: filterSessions.id },
+          condition(filter, { expression: filterSessions[key], numeric: false }),
+        );
       }
-      // An aliased table renders as its alias alone, so the FROM item is spelled out.
-      const from = sql`${events} as ${sql.identifier(FILTER_EVENT)}`;
-      const sameSession = and(
-        eq(filterEvents.projectId, sessions.projectId),
-        eq(filterEvents.sessionId, sessions.id),
-        sessionsFrom ? gte(filterEvents.createdAt, sessionsFrom) : undefined,
+      if (field.kind === "column" && isPageField(field.column)) {
+        return someRowOf(
+          sessionPages,
+          FILTER_PAGE,
+          filterPages,
+          window ? gte(filterPages.startedAt, window.start) : undefined,
+          window ? lt(filterPages.startedAt, window.end) : undefined,
+          condition(filter, { expression: filterPages[PAGE_KEYS[field.column]], numeric: false }),
+        );
+      }
+      return someRowOf(
+        events,
+        FILTER_EVENT,
+        filterEvents,
+        window ? gte(filterEvents.createdAt, window.start) : undefined,
+        condition(filter, eventOperand(field, filterEvents)),
       );
-      const matches = condition(filter, eventOperand(field, filterEvents));
-      return sql`exists (select 1 from ${from} where ${sameSession} and ${matches})`;
     }),
   );
 }

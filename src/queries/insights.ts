@@ -1,7 +1,7 @@
-import { and, eq, gte, lt, type SQL, sql } from "drizzle-orm";
+import { and, eq, gt, gte, lt, type SQL, sql } from "drizzle-orm";
 import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import type { Database } from "../db/client";
-import { events, sessions } from "../db/schema";
+import { sessionPages, sessions } from "../db/schema";
 import { sessionConditions } from "./filters";
 import {
   type BreakdownRow,
@@ -30,13 +30,19 @@ export type {
 } from "./insights-model";
 export { EMPTY_METRICS } from "./insights-model";
 
+const windowDates = (scope: SessionScope) => ({
+  start: new Date(scope.window.start),
+  end: new Date(scope.window.end),
+});
+
 /** Sessions of the window (by first event) that pass the filters (contract sections 3 and 5). */
 function sessionsInScope(scope: SessionScope): SQL | undefined {
+  const window = windowDates(scope);
   return and(
     eq(sessions.projectId, scope.projectId),
-    gte(sessions.startedAt, new Date(scope.window.start)),
-    lt(sessions.startedAt, new Date(scope.window.end)),
-    sessionConditions(scope.filters, new Date(scope.window.start)),
+    gte(sessions.startedAt, window.start),
+    lt(sessions.startedAt, window.end),
+    sessionConditions(scope.filters, { window }),
   );
 }
 
@@ -116,38 +122,38 @@ export function topPages(db: Database, scope: SessionScope, page: Page): Promise
   return rollupsCover(scope) ? rolledUpTopPages(db, scope, page) : exactTopPages(db, scope, page);
 }
 
+/**
+ * From the session pages of the window's sessions: a session counts once per page it viewed.
+ * Filters apply to the session each page row names, so no events are read.
+ */
 async function exactTopPages(db: Database, scope: SessionScope, page: Page): Promise<PageRow[]> {
-  const sessionCount = sql<string>`count(distinct ${events.sessionId})`;
+  const window = windowDates(scope);
+  const sessionCount = sql<string>`count(*)`;
   const rows = await db
     .select({
-      title: sql<string | null>`max(${events.title})`,
-      origin: events.origin,
-      path: events.path,
+      title: sql<string | null>`max(${sessionPages.title})`,
+      origin: sessionPages.origin,
+      path: sessionPages.path,
       sessions: sessionCount,
-      pageviews: sql<string>`count(*)`,
-      bounce_rate: ratio(
-        sql`count(distinct ${events.sessionId}) filter (where ${sessions.isBounce})`,
-        sessionCount,
-        100,
-      ),
-      avg_duration: ratio(
-        sql`sum(${events.duration}) filter (where ${events.duration} > 0)`,
-        sql`count(*) filter (where ${events.duration} > 0)`,
-        0.001,
-      ),
+      pageviews: sql<string>`sum(${sessionPages.views})`,
+      bounce_rate: ratio(sql`count(*) filter (where ${sessionPages.isBounce})`, sessionCount, 100),
+      avg_duration: ratio(sql`sum(${sessionPages.durationMs})`, sql`sum(${sessionPages.timedViews})`, 0.001),
     })
-    .from(sessions)
-    .innerJoin(
-      events,
+    .from(sessionPages)
+    .where(
       and(
-        eq(events.projectId, sessions.projectId),
-        eq(events.sessionId, sessions.id),
-        eq(events.name, "screen_view"),
+        eq(sessionPages.projectId, scope.projectId),
+        gte(sessionPages.startedAt, window.start),
+        lt(sessionPages.startedAt, window.end),
+        gt(sessionPages.views, 0),
+        sessionConditions(scope.filters, {
+          window,
+          of: { projectId: sessionPages.projectId, sessionId: sessionPages.sessionId },
+        }),
       ),
     )
-    .where(sessionsInScope(scope))
-    .groupBy(events.origin, events.path)
-    .orderBy(...rankOrder(sessionCount, events.path, events.origin))
+    .groupBy(sessionPages.origin, sessionPages.path)
+    .orderBy(...rankOrder(sessionCount, sessionPages.path, sessionPages.origin))
     .limit(page.limit + 1)
     .offset(page.offset);
   return rows.map(toPageRow);

@@ -4,6 +4,7 @@ import {
   pageRollups,
   projects,
   sessionDayRollups,
+  sessionPages,
   sessionRollups,
   visitorDaySketches,
   visitorSketches,
@@ -218,8 +219,72 @@ describe("incremental maintenance", () => {
       .from(visitorSketches)
       .where(eq(visitorSketches.projectId, projectId))
       .orderBy(asc(visitorSketches.hour), asc(visitorSketches.plane));
-    return { sessionRows, pageRows, sketchRows };
+    return { sessionRows, pageRows, sketchRows, pages: await sessionPageRows(projectId) };
   }
+
+  /** A project's session pages without the project id, by session, origin and path. */
+  function sessionPageRows(projectId: string) {
+    const { projectId: _projectId, ...columns } = getTableColumns(sessionPages);
+    return database.db
+      .select(columns)
+      .from(sessionPages)
+      .where(eq(sessionPages.projectId, projectId))
+      .orderBy(
+        sql`${sessionPages.sessionId} collate "C"`,
+        sql`${sessionPages.origin} collate "C" nulls last`,
+        sql`${sessionPages.path} collate "C" nulls last`,
+      );
+  }
+
+  type SessionPageRow = Awaited<ReturnType<typeof sessionPageRows>>[number];
+
+  function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
+    const groups = new Map<string, T[]>();
+    for (const item of items) groups.set(key(item), [...(groups.get(key(item)) ?? []), item]);
+    return groups;
+  }
+
+  /** Session pages computed here from the raw events: every (origin, path) of any event. */
+  function referenceSessionPages(rows: EventInput[]): SessionPageRow[] {
+    const sessions = groupBy(rows, (row) => String(row.sessionId));
+    const byText = (a: string | null, b: string | null) =>
+      a === b ? 0 : a === null ? 1 : b === null ? -1 : a < b ? -1 : 1;
+    const result: SessionPageRow[] = [];
+    for (const sessionId of [...sessions.keys()].sort()) {
+      const events = sessions.get(sessionId) ?? [];
+      const isView = (event: EventInput) => (event.name ?? "screen_view") === "screen_view";
+      const startedAt = new Date(Math.min(...events.map((event) => (event.createdAt as Date).getTime())));
+      const isBounce = events.filter(isView).length <= 1;
+      const pages = groupBy(events, (event) => JSON.stringify([event.origin ?? null, event.path ?? null]));
+      const sessionRows = [...pages].map(([key, pageEvents]): SessionPageRow => {
+        const [origin, path] = JSON.parse(key) as [string | null, string | null];
+        const views = pageEvents.filter(isView);
+        const timed = views.filter((event) => (event.duration ?? 0) > 0);
+        const titles = views.flatMap((event) => (event.title ? [event.title] : []));
+        return {
+          sessionId,
+          startedAt,
+          isBounce,
+          origin,
+          path,
+          title: titles.length > 0 ? titles.reduce((a, b) => (b > a ? b : a)) : null,
+          views: views.length,
+          durationMs: timed.reduce((sum, event) => sum + (event.duration ?? 0), 0),
+          timedViews: timed.length,
+        };
+      });
+      sessionRows.sort((a, b) => byText(a.origin, b.origin) || byText(a.path, b.path));
+      result.push(...sessionRows);
+    }
+    return result;
+  }
+
+  it("session pages hold every page of every event of each session, as computed from the events", async () => {
+    const expected = referenceSessionPages(traffic(oneBatch));
+    expect(expected.some((row) => row.views === 0)).toBe(true);
+    expect(expected.some((row) => row.path === null)).toBe(true);
+    expect(await sessionPageRows(oneBatch)).toEqual(expected);
+  });
 
   it("shuffled small batches leave exactly the rollups of one batch", async () => {
     const batch = await rollupRows(oneBatch);
@@ -227,6 +292,7 @@ describe("incremental maintenance", () => {
     expect(batch.sessionRows.length).toBeGreaterThan(100);
     expect(batch.pageRows.length).toBeGreaterThan(50);
     expect(batch.sketchRows.length).toBeGreaterThan(50);
+    expect(batch.pages.length).toBeGreaterThan(400);
     expect(trickle).toEqual(batch);
   });
 
@@ -238,7 +304,12 @@ describe("incremental maintenance", () => {
       { projectId, sessionId: "s1", createdAt: at(9), path: "/c" },
     ]);
     await insertEvents(database.db, [{ projectId, sessionId: "s1", createdAt: at(-20), path: "/a" }]);
-    const { sessionRows, pageRows } = await rollupRows(projectId);
+    const { sessionRows, pageRows, pages } = await rollupRows(projectId);
+    expect(pages.map((row) => [row.startedAt.getTime(), row.path])).toEqual([
+      [at(-20).getTime(), "/a"],
+      [at(-20).getTime(), "/b"],
+      [at(-20).getTime(), "/c"],
+    ]);
     const totals = sessionRows.filter((row) => row.dimension === "");
     expect(totals.map((row) => [row.hour.getTime(), row.sessions, row.screenViews])).toEqual([
       [FROM + 9 * HOUR, 1, 3],

@@ -1,0 +1,123 @@
+CREATE TABLE "session_pages" (
+	"project_id" text NOT NULL,
+	"session_id" text NOT NULL,
+	"started_at" timestamp (3) with time zone NOT NULL,
+	"is_bounce" boolean NOT NULL,
+	"origin" text,
+	"path" text,
+	"title" text,
+	"views" integer NOT NULL,
+	"duration_ms" bigint NOT NULL,
+	"timed_views" integer NOT NULL
+);
+--> statement-breakpoint
+CREATE INDEX "session_pages_project_started_idx" ON "session_pages" USING btree ("project_id","started_at");--> statement-breakpoint
+CREATE INDEX "session_pages_project_path_idx" ON "session_pages" USING btree ("project_id","path","started_at","session_id");--> statement-breakpoint
+-- Session pages, maintained with the hourly rollups (0009's refresh_rollups, otherwise unchanged):
+-- the sessions of the hours now carry their start, every page of their events is written to
+-- session_pages, and the page rollups are summed from those rows instead of a second join.
+CREATE OR REPLACE FUNCTION refresh_rollups(units text) RETURNS void
+LANGUAGE plpgsql
+-- The planner cannot estimate how few (hour, value) groups there are and would sort instead.
+SET enable_sort = off
+SET jit = off
+SET client_min_messages = warning
+AS $fn$
+DECLARE
+  -- Breakdown dimensions, and the column that prefixes each value where there is one.
+  dimensions text[] := ARRAY['referrer', 'referrer_name', 'referrer_type', 'country', 'region', 'city',
+    'device', 'brand', 'model', 'browser', 'browser_version', 'os', 'os_version',
+    'utm_source', 'utm_medium', 'utm_campaign', 'utm_term', 'utm_content'];
+  prefixes text[] := ARRAY[NULL, NULL, NULL, NULL, 'country', 'country',
+    NULL, NULL, NULL, NULL, 'browser', NULL, 'os',
+    NULL, NULL, NULL, NULL, NULL];
+  aggregates text := 'count(*), count(*) FILTER (WHERE is_bounce), sum(screen_view_count),'
+    ' coalesce(sum(duration_ms) FILTER (WHERE duration_ms > 0), 0), count(*) FILTER (WHERE duration_ms > 0), sum(revenue)';
+  source text := CASE WHEN units IS NULL THEN 'sessions s' ELSE format(
+    '%I d JOIN sessions s ON s.project_id = d.project_id AND s.started_at >= d.hour AND s.started_at < d.hour + interval ''1 hour''',
+    units) END;
+  rebuilt bigint;
+  page_indexes text[];
+  page_index_names text[];
+  page_index text;
+BEGIN
+  IF units IS NULL THEN
+    TRUNCATE session_rollups, page_rollups, session_pages, visitor_sketches;
+    -- A full build writes every session page: building their indexes afterwards, from their
+    -- definitions as they stand, is several times cheaper than maintaining them row by row.
+    SELECT array_agg(pg_get_indexdef(indexrelid)), array_agg(indexrelid::regclass::text)
+    INTO page_indexes, page_index_names
+    FROM pg_index WHERE indrelid = 'session_pages'::regclass;
+    EXECUTE (SELECT 'DROP INDEX ' || string_agg(name, ', ') FROM unnest(page_index_names) AS name);
+  ELSE
+    EXECUTE format('DELETE FROM session_rollups r USING %I d WHERE r.project_id = d.project_id AND r.hour = d.hour', units);
+    EXECUTE format('DELETE FROM page_rollups r USING %I d WHERE r.project_id = d.project_id AND r.hour = d.hour', units);
+    EXECUTE format('DELETE FROM visitor_sketches r USING %I d WHERE r.project_id = d.project_id AND r.hour = d.hour', units);
+    EXECUTE format('DELETE FROM session_pages r USING %I d WHERE r.project_id = d.project_id'
+      ' AND r.started_at >= d.hour AND r.started_at < d.hour + interval ''1 hour''', units);
+  END IF;
+
+  -- Empty strings are "not set", like NULL (the breakdown endpoints' rule).
+  DROP TABLE IF EXISTS pg_temp.rollup_sessions;
+  EXECUTE format('CREATE TEMPORARY TABLE rollup_sessions ON COMMIT DROP AS'
+      ' SELECT s.project_id COLLATE "C" AS project_id, s.id, s.profile_id, s.started_at,'
+      ' date_bin(''1 hour'', s.started_at, timestamptz ''2000-01-01 00:00:00+00'') AS hour,'
+      ' s.is_bounce, s.screen_view_count, s.duration_ms, s.revenue', '')
+    || (SELECT string_agg(format(', nullif(s.%1$I, '''') COLLATE "C" AS %1$I', d), '') FROM unnest(dimensions) d)
+    || format(' FROM %s', source);
+  ANALYZE rollup_sessions;
+
+  -- All sessions ('' dimension), then every breakdown dimension.
+  EXECUTE format('INSERT INTO session_rollups (project_id, hour, dimension, name, prefix, sessions, bounces,'
+      ' screen_views, duration_ms, timed_sessions, revenue)'
+      ' SELECT project_id, hour, '''', NULL, NULL, %s FROM rollup_sessions GROUP BY 1, 2', aggregates)
+    || (SELECT string_agg(format(' UNION ALL SELECT project_id, hour, %L, %I, %s, %s FROM rollup_sessions GROUP BY 1, 2, 4, 5',
+      d.dimension, d.dimension, coalesce(quote_ident(d.prefix), 'NULL::text'), aggregates), '')
+      FROM unnest(dimensions, prefixes) AS d(dimension, prefix));
+
+  -- Session pages: every (origin, path) of any event of each session, with that page's screen
+  -- views. The page rollups are their sums over the pages with a screen view (a session counts
+  -- once per page), taken from the rows as they are written.
+  WITH pages AS (
+    INSERT INTO session_pages (project_id, session_id, started_at, is_bounce, origin, path, title, views, duration_ms, timed_views)
+    SELECT rs.project_id, rs.id, rs.started_at, rs.is_bounce, e.origin, e.path,
+      max(e.title) FILTER (WHERE e.name = 'screen_view'),
+      count(*) FILTER (WHERE e.name = 'screen_view'),
+      coalesce(sum(e.duration) FILTER (WHERE e.name = 'screen_view' AND e.duration > 0), 0),
+      count(*) FILTER (WHERE e.name = 'screen_view' AND e.duration > 0)
+    FROM rollup_sessions rs
+    JOIN events e ON e.project_id = rs.project_id AND e.session_id = rs.id
+    GROUP BY rs.project_id, rs.id, rs.started_at, rs.is_bounce, e.origin, e.path
+    RETURNING project_id, started_at, is_bounce, origin, path, title, views, duration_ms, timed_views
+  )
+  INSERT INTO page_rollups (project_id, hour, origin, path, title, sessions, pageviews, bounces, duration_ms, timed_views)
+  SELECT project_id, date_bin('1 hour', started_at, timestamptz '2000-01-01 00:00:00+00'), origin, path,
+    max(title), count(*), sum(views), count(*) FILTER (WHERE is_bounce), sum(duration_ms), sum(timed_views)
+  FROM pages
+  WHERE views > 0
+  GROUP BY 1, 2, 3, 4;
+
+  FOREACH page_index IN ARRAY coalesce(page_indexes, '{}') LOOP
+    EXECUTE page_index;
+  END LOOP;
+
+  -- Fresh statistics when this run rewrote a large share of the sessions and their pages (the
+  -- first build, a bulk load), ahead of autovacuum: a table planned as nearly empty would be
+  -- scanned once per session of the other.
+  SELECT count(*) INTO rebuilt FROM rollup_sessions;
+  IF rebuilt > 1000 AND rebuilt > 0.1 * (SELECT reltuples FROM pg_class WHERE oid = 'sessions'::regclass) THEN
+    ANALYZE sessions;
+  END IF;
+  IF rebuilt > 1000 AND rebuilt > 0.1 * (SELECT reltuples FROM pg_class WHERE oid = 'session_pages'::regclass) THEN
+    ANALYZE session_pages;
+  END IF;
+
+  PERFORM refresh_visitor_sketches('visitor_sketches', 'hour', 's.hour', 'rollup_sessions s');
+  DROP TABLE rollup_sessions;
+END;
+$fn$;
+--> statement-breakpoint
+-- Existing data: every rollup is rebuilt once (the same rows), now with the session pages, and
+-- here, in the migration, so no query ever sees sessions without their pages.
+UPDATE derived_state SET processed_xid = 0 WHERE name = 'rollups';--> statement-breakpoint
+SELECT refresh_derived();
