@@ -332,26 +332,16 @@ export async function readEventLines(
     .orderBy(desc(events.createdAt), desc(events.id))
     .limit(page.limit);
   if (page.offset) query = query.offset(page.offset);
-  // The whole batch comes back as one row: the driver then decodes one text value per batch
-  // instead of one row per event. The ISO text of a millisecond timestamp (the column's precision)
-  // sorts as the time does, so the aggregate orders by the record's own keys.
-  const result = await db.execute<{
-    text: string | null;
-    count: string;
-    last_id: string | null;
-    last_at: string | null;
-  }>(
-    sql`select string_agg(line, '' order by created_at desc, id desc) as text, count(*) as count,
-        (array_agg(id order by created_at, id))[1] as last_id, min(created_at) as last_at
-      from (select row_to_json(record)::text || E'\n' as line, record."id" as id, record."createdAt" as created_at
-        from (${query}) as record) as batch`,
+  const result = await db.execute<{ line: string; id: string; created_at: string }>(
+    sql`select row_to_json(record)::text as line, record."id" as id, record."createdAt" as created_at
+      from (${query}) as record`,
   );
-  const [row] = result.rows;
-  const count = toNumber(row?.count);
+  const rows = result.rows;
+  const tail = rows.at(-1);
   return {
-    text: row?.text ?? "",
-    count,
-    last: row?.last_id && row.last_at ? { createdAt: Date.parse(row.last_at), id: row.last_id } : undefined,
+    text: rows.map((row) => `${row.line}\n`).join(""),
+    count: rows.length,
+    last: tail ? { createdAt: Date.parse(tail.created_at), id: tail.id } : undefined,
   };
 }
 
