@@ -227,9 +227,10 @@ export interface SessionReference {
 
 export interface SessionFilterOptions {
   /**
-   * The window the sessions started in. It bounds the events and pages searched: no event of a
-   * session precedes its start and its pages carry that start, so the bound changes no answer,
-   * and it lets the search use the (project, time) indexes instead of reading the whole project.
+   * The window the sessions started in. It bounds the events, pages and sessions searched: no
+   * event of a session precedes its start, and its pages and its row carry that start, so the
+   * bound changes no answer, and it lets the search use the (project, time) indexes instead of
+   * reading the whole project.
    */
   window?: { start: Date; end: Date };
   /** The session each filter is evaluated for; the unaliased `sessions` row by default. */
@@ -274,6 +275,8 @@ export function sessionConditions(filters: Filter[], options: SessionFilterOptio
           sessions,
           FILTER_SESSION,
           { projectId: filterSessions.projectId, sessionId: filterSessions.id },
+          window ? gte(filterSessions.startedAt, window.start) : undefined,
+          window ? lt(filterSessions.startedAt, window.end) : undefined,
           condition(filter, { expression: filterSessions[key], numeric: false }),
         );
       }
