@@ -80,14 +80,21 @@ BEGIN
   -- once per page), taken from the rows as they are written.
   WITH pages AS (
     INSERT INTO session_pages (project_id, session_id, started_at, is_bounce, origin, path, title, views, duration_ms, timed_views)
-    SELECT rs.project_id, rs.id, rs.started_at, rs.is_bounce, e.origin, e.path,
-      max(e.title) FILTER (WHERE e.name = 'screen_view'),
-      count(*) FILTER (WHERE e.name = 'screen_view'),
-      coalesce(sum(e.duration) FILTER (WHERE e.name = 'screen_view' AND e.duration > 0), 0),
-      count(*) FILTER (WHERE e.name = 'screen_view' AND e.duration > 0)
-    FROM rollup_sessions rs
-    JOIN events e ON e.project_id = rs.project_id AND e.session_id = rs.id
-    GROUP BY rs.project_id, rs.id, rs.started_at, rs.is_bounce, e.origin, e.path
+    SELECT * FROM (
+      SELECT rs.project_id, rs.id, rs.started_at, rs.is_bounce, e.origin, e.path,
+        max(e.title) FILTER (WHERE e.name = 'screen_view'),
+        count(*) FILTER (WHERE e.name = 'screen_view'),
+        coalesce(sum(e.duration) FILTER (WHERE e.name = 'screen_view' AND e.duration > 0), 0),
+        count(*) FILTER (WHERE e.name = 'screen_view' AND e.duration > 0)
+      FROM rollup_sessions rs
+      JOIN events e ON e.project_id = rs.project_id AND e.session_id = rs.id
+      GROUP BY rs.project_id, rs.id, rs.started_at, rs.is_bounce, e.origin, e.path
+    ) AS session_page
+    -- Written in time order, a window's rows sit together: a one-day page list then reads a
+    -- ninetieth of a 90-day table's pages, not rows scattered over all of them (10M events:
+    -- 0.65 s -> 0.15 s). Later runs append recent hours, which keeps the order. The subquery
+    -- keeps the grouping hashed: only its result is sorted, on the start alone.
+    ORDER BY started_at
     RETURNING project_id, started_at, is_bounce, origin, path, title, views, duration_ms, timed_views
   )
   INSERT INTO page_rollups (project_id, hour, origin, path, title, sessions, pageviews, bounces, duration_ms, timed_views)
