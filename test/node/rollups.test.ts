@@ -184,7 +184,9 @@ describe("day rollups of the project's timezone", () => {
 
 describe("incremental maintenance", () => {
   /** A table's columns but the project id. */
-  function withoutProject<T extends typeof sessionRollups | typeof pageRollups>(table: T) {
+  function withoutProject<T extends typeof sessionRollups | typeof pageRollups | typeof sessionPages>(
+    table: T,
+  ) {
     const { projectId: _projectId, ...columns } = getTableColumns(table);
     return columns;
   }
@@ -224,9 +226,8 @@ describe("incremental maintenance", () => {
 
   /** A project's session pages without the project id, by session, origin and path. */
   function sessionPageRows(projectId: string) {
-    const { projectId: _projectId, ...columns } = getTableColumns(sessionPages);
     return database.db
-      .select(columns)
+      .select(withoutProject(sessionPages))
       .from(sessionPages)
       .where(eq(sessionPages.projectId, projectId))
       .orderBy(
