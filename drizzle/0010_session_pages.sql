@@ -48,7 +48,9 @@ BEGIN
     SELECT array_agg(pg_get_indexdef(indexrelid)), array_agg(indexrelid::regclass::text)
     INTO page_indexes, page_index_names
     FROM pg_index WHERE indrelid = 'session_pages'::regclass;
-    EXECUTE (SELECT 'DROP INDEX ' || string_agg(name, ', ') FROM unnest(page_index_names) AS name);
+    IF page_index_names IS NOT NULL THEN
+      EXECUTE (SELECT 'DROP INDEX ' || string_agg(name, ', ') FROM unnest(page_index_names) AS name);
+    END IF;
   ELSE
     EXECUTE format('DELETE FROM session_rollups r USING %I d WHERE r.project_id = d.project_id AND r.hour = d.hour', units);
     EXECUTE format('DELETE FROM page_rollups r USING %I d WHERE r.project_id = d.project_id AND r.hour = d.hour', units);

@@ -252,6 +252,9 @@ export function sessionConditions(filters: Filter[], options: SessionFilterOptio
   const { window } = options;
   const session = options.of ?? { projectId: sessions.projectId, sessionId: sessions.id };
   const onSessionRow = options.of === undefined;
+  /** The window bound on a session's start, as carried by its row or its pages. */
+  const startedInWindow = (startedAt: AnyPgColumn) =>
+    window ? [gte(startedAt, window.start), lt(startedAt, window.end)] : [];
   /** Some row of `table` (aliased `name`) that belongs to the session and passes `matches`. */
   const someRowOf = (
     table: typeof sessions | typeof sessionPages | typeof events,
@@ -275,8 +278,7 @@ export function sessionConditions(filters: Filter[], options: SessionFilterOptio
           sessions,
           FILTER_SESSION,
           { projectId: filterSessions.projectId, sessionId: filterSessions.id },
-          window ? gte(filterSessions.startedAt, window.start) : undefined,
-          window ? lt(filterSessions.startedAt, window.end) : undefined,
+          ...startedInWindow(filterSessions.startedAt),
           condition(filter, { expression: filterSessions[key], numeric: false }),
         );
       }
@@ -285,8 +287,7 @@ export function sessionConditions(filters: Filter[], options: SessionFilterOptio
           sessionPages,
           FILTER_PAGE,
           filterPages,
-          window ? gte(filterPages.startedAt, window.start) : undefined,
-          window ? lt(filterPages.startedAt, window.end) : undefined,
+          ...startedInWindow(filterPages.startedAt),
           condition(filter, { expression: filterPages[PAGE_KEYS[field.column]], numeric: false }),
         );
       }
