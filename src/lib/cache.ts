@@ -1,16 +1,25 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../env";
+import { SizedMemory } from "./isolate-cache";
 import { sha256Hex } from "./secrets";
 
 /**
  * KV read-through cache for JSON answers (contract section 9). KV's own minimum TTL is 60 s, so
  * freshness is judged from the stored timestamp, not from KV expiry. KV failures degrade to an
  * uncached answer, never to an error.
+ *
+ * The isolate keeps a copy of the answers it stored or read in memory, judged by the same
+ * timestamp: a repeated request (a dashboard polling, several widgets asking the same) is answered
+ * without a KV read, which is the slowest and the only billed step of a hit.
  */
 
 /** Bump when a cached response shape or a metric definition changes: old entries are then never read. */
 export const CACHE_SCHEMA_VERSION = "v2";
 const KV_MINIMUM_TTL_SECONDS = 60;
+/** Isolate memory for copies of cached answers (Workers give an isolate 128 MB in all). */
+const MEMORY_BUDGET_CHARACTERS = 8 * 1024 * 1024;
+/** Larger answers (long minute series, wide charts) are left to KV alone. */
+const MEMORY_ENTRY_MAX_CHARACTERS = 512 * 1024;
 
 export interface CachedAnswer<T> {
   value: T;
@@ -24,6 +33,12 @@ interface StoredEntry<T> {
   storedAt: number;
   value: T;
 }
+
+/**
+ * Copies of cached answers, never authoritative: one is served only while it is fresh by its own
+ * `storedAt`, exactly as its KV twin would be.
+ */
+const memory = new SizedMemory<StoredEntry<unknown>>(MEMORY_BUDGET_CHARACTERS, MEMORY_ENTRY_MAX_CHARACTERS);
 
 export async function entityTag(body: string): Promise<string> {
   return `"${(await sha256Hex(body)).slice(0, 32)}"`;
@@ -41,6 +56,12 @@ function bypassesCache(c: Context<AppEnv>): boolean {
 
 const CACHE_NAME = "analytics-kv";
 
+/** Seconds an entry stored at `storedAt` stays fresh, or undefined once it is stale. */
+function remainingFreshness(storedAt: number, now: number, freshSeconds: number): number | undefined {
+  const age = (now - storedAt) / 1000;
+  return age >= 0 && age < freshSeconds ? Math.max(0, Math.floor(freshSeconds - age)) : undefined;
+}
+
 export async function readThrough<T>(
   c: Context<AppEnv>,
   key: string,
@@ -52,12 +73,22 @@ export async function readThrough<T>(
   if (bypassesCache(c)) {
     lookup = "fwd=request";
   } else {
+    const copy = memory.get(key) as StoredEntry<T> | undefined;
+    const copyFreshFor = copy && remainingFreshness(copy.storedAt, now, freshSeconds);
+    if (copy && copyFreshFor !== undefined) {
+      return {
+        value: copy.value,
+        freshFor: copyFreshFor,
+        cacheStatus: `${CACHE_NAME}; hit; ttl=${copyFreshFor}; detail=memory`,
+      };
+    }
     try {
-      const entry = await c.env.CACHE.get<StoredEntry<T>>(key, "json");
-      if (entry) {
-        const age = (now - entry.storedAt) / 1000;
-        if (age >= 0 && age < freshSeconds) {
-          const freshFor = Math.max(0, Math.floor(freshSeconds - age));
+      const text = await c.env.CACHE.get(key, "text");
+      if (text !== null) {
+        const entry = JSON.parse(text) as StoredEntry<T>;
+        const freshFor = remainingFreshness(entry.storedAt, now, freshSeconds);
+        if (freshFor !== undefined) {
+          memory.set(key, entry, text.length);
           return { value: entry.value, freshFor, cacheStatus: `${CACHE_NAME}; hit; ttl=${freshFor}` };
         }
         lookup = "fwd=stale";
@@ -70,9 +101,11 @@ export async function readThrough<T>(
 
   const value = await compute();
   const entry: StoredEntry<T> = { storedAt: now, value };
+  const text = JSON.stringify(entry);
+  memory.set(key, entry, text.length);
   const write = Promise.resolve()
     .then(() =>
-      c.env.CACHE.put(key, JSON.stringify(entry), {
+      c.env.CACHE.put(key, text, {
         expirationTtl: Math.max(KV_MINIMUM_TTL_SECONDS, Math.ceil(freshSeconds)),
       }),
     )

@@ -76,7 +76,9 @@ const header = (description: string) => ({ description, schema: { type: "string"
 /** Headers of every cached JSON answer (contract section 9). */
 export const CACHED_RESPONSE_HEADERS = {
   ETag: header("Entity tag of the body; send it back in If-None-Match to get 304."),
-  "Cache-Status": header("RFC 9211: `analytics-kv; hit; ttl=N`, or `fwd=miss|stale|request; stored`."),
+  "Cache-Status": header(
+    "RFC 9211: `analytics-kv; hit; ttl=N` (`; detail=memory` when this isolate answered from its own copy), or `fwd=miss|stale|request; stored`.",
+  ),
   "Cache-Control": header("`private, max-age=<seconds the answer stays fresh>`."),
   "X-Request-Id": header("Identifies the request in logs and problem documents."),
 };

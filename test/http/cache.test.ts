@@ -1,5 +1,5 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import worker from "../../src/index";
 import { cacheKey } from "../../src/lib/cache";
 import { createTenant, credentialHeaders, insertEvents, type Tenant } from "../support/factories";
@@ -16,6 +16,9 @@ beforeAll(async () => {
   ]);
 });
 afterAll(() => database.close());
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 const livePath = (minutes: number) => `/insights/${tenant.projectId}/live?minutes=${minutes}`;
 const get = (path: string, headers: Record<string, string> = {}) =>
@@ -28,30 +31,57 @@ describe("KV cache on /live", () => {
     expect(first.status).toBe(200);
     expect(first.headers.get("cache-status")).toBe("analytics-kv; fwd=miss; stored");
     expect(first.headers.get("cache-control")).toBe("private, max-age=10");
-    expect(second.headers.get("cache-status")).toMatch(/^analytics-kv; hit; ttl=(9|10)$/);
+    // The isolate kept a copy of what it stored: the repeat needs no KV read.
+    expect(second.headers.get("cache-status")).toMatch(/^analytics-kv; hit; ttl=(9|10); detail=memory$/);
     expect(second.body).toEqual(first.body);
     expect(second.headers.get("etag")).toBe(first.headers.get("etag"));
     expect(first.headers.get("etag")).toMatch(/^"[0-9a-f]{32}"$/);
   });
 
   it("serves the stored answer while fresh and recomputes once it is older than 10 s", async () => {
+    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() });
     const path = livePath(8);
     expect((await get(path)).body).toEqual({ visitors: 1 });
     await insertEvents(database.db, [
       { projectId: tenant.projectId, sessionId: "two", createdAt: minutesAgo(1) },
     ]);
     // Still fresh: the cached count, not the new one.
-    expect((await get(path)).body).toEqual({ visitors: 1 });
+    vi.advanceTimersByTime(9_000);
+    const fresh = await get(path);
+    expect(fresh.body).toEqual({ visitors: 1 });
+    expect(fresh.headers.get("cache-status")).toBe("analytics-kv; hit; ttl=1; detail=memory");
 
-    // Age the stored entry by 11 s; KV itself would keep it for 60 s.
-    const key = await cacheKey(tenant.projectId, "live", { minutes: 8 });
-    const stored = await env.CACHE.get<{ storedAt: number }>(key, "json");
-    expect(stored).not.toBeNull();
-    await env.CACHE.put(key, JSON.stringify({ ...stored, storedAt: Date.now() - 11_000 }));
-
+    // 11 s after it was stored both copies are stale (KV itself would keep it for 60 s).
+    vi.advanceTimersByTime(2_000);
     const refreshed = await get(path);
     expect(refreshed.body).toEqual({ visitors: 2 });
     expect(refreshed.headers.get("cache-status")).toBe("analytics-kv; fwd=stale; stored");
+  });
+
+  it("answers from KV when this isolate holds no copy, then from the copy it kept", async () => {
+    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() });
+    // Written by another isolate, as far as this one knows.
+    const key = await cacheKey(tenant.projectId, "live", { minutes: 12 });
+    await env.CACHE.put(key, JSON.stringify({ storedAt: Date.now() - 3_000, value: { visitors: 42 } }));
+    const fromKv = await get(livePath(12));
+    expect(fromKv.body).toEqual({ visitors: 42 });
+    expect(fromKv.headers.get("cache-status")).toBe("analytics-kv; hit; ttl=7");
+    expect(fromKv.headers.get("cache-control")).toBe("private, max-age=7");
+    const fromMemory = await get(livePath(12));
+    expect(fromMemory.body).toEqual({ visitors: 42 });
+    expect(fromMemory.headers.get("cache-status")).toBe("analytics-kv; hit; ttl=7; detail=memory");
+    expect(fromMemory.headers.get("etag")).toBe(fromKv.headers.get("etag"));
+  });
+
+  it("ignores a stale KV entry and stores the recomputed answer", async () => {
+    const key = await cacheKey(tenant.projectId, "live", { minutes: 13 });
+    await env.CACHE.put(key, JSON.stringify({ storedAt: Date.now() - 11_000, value: { visitors: 42 } }));
+    const response = await get(livePath(13));
+    expect(response.body).toEqual({ visitors: 2 });
+    expect(response.headers.get("cache-status")).toBe("analytics-kv; fwd=stale; stored");
+    const again = await get(livePath(13));
+    expect(again.body).toEqual({ visitors: 2 });
+    expect(again.headers.get("cache-status")).toMatch(/^analytics-kv; hit; ttl=(9|10); detail=memory$/);
   });
 
   it("skips the cache read on Cache-Control: no-cache", async () => {

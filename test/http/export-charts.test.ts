@@ -506,7 +506,7 @@ describe("GET /export/charts: caching and documentation", () => {
     // A closed past window stays fresh for 24 h; one that reaches now for 60 s.
     const freshness = Date.now() < utc("2026-04-04T00:00:00Z") ? 60 : 86_400;
     expect(first.headers.get("cache-control")).toBe(`private, max-age=${freshness}`);
-    expect(second.headers.get("cache-status")).toMatch(/^analytics-kv; hit; ttl=\d+$/);
+    expect(second.headers.get("cache-status")).toMatch(/^analytics-kv; hit; ttl=\d+; detail=memory$/);
     expect(second.body).toEqual(first.body);
     const etag = first.headers.get("etag") ?? "";
     expect(second.headers.get("etag")).toBe(etag);

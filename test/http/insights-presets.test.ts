@@ -162,7 +162,9 @@ describe("metrics caching", () => {
     const second = await call(closed, { headers });
     expect(first.headers.get("cache-control")).toBe("private, max-age=86400");
     expect(first.headers.get("cache-status")).toBe("analytics-kv; fwd=miss; stored");
-    expect(second.headers.get("cache-status")).toMatch(/^analytics-kv; hit; ttl=(86399|86400)$/);
+    expect(second.headers.get("cache-status")).toMatch(
+      /^analytics-kv; hit; ttl=(86399|86400); detail=memory$/,
+    );
     expect(second.body).toEqual(first.body);
 
     const open = await call(`/insights/${tenant.projectId}/metrics?range=30d`, {
