@@ -332,17 +332,23 @@ export async function readEventLines(
     .orderBy(desc(events.createdAt), desc(events.id))
     .limit(page.limit);
   if (page.offset) query = query.offset(page.offset);
-  const result = await db.execute<{ line: string; id: string; created_at: string }>(
-    sql`select row_to_json(record)::text as line, record."id" as id, record."createdAt" as created_at
-      from (${query}) as record`,
+  // Only the line travels: the position of the batch's end is read back from its last record,
+  // which costs one JSON.parse per batch instead of two more columns per event.
+  const result = await db.execute<{ line: string }>(
+    sql`select row_to_json(record)::text as line from (${query}) as record`,
   );
   const rows = result.rows;
   const tail = rows.at(-1);
   return {
     text: rows.map((row) => `${row.line}\n`).join(""),
     count: rows.length,
-    last: tail ? { createdAt: Date.parse(tail.created_at), id: tail.id } : undefined,
+    last: tail ? eventPosition(JSON.parse(tail.line) as ExportedEvent) : undefined,
   };
+}
+
+/** Where an exported record stands in the export order. */
+export function eventPosition(record: Pick<ExportedEvent, "createdAt" | "id">): EventPosition {
+  return { createdAt: Date.parse(record.createdAt), id: record.id };
 }
 
 function prefixed<Columns extends Record<string, unknown>>(prefix: string, columns: Columns) {

@@ -29,7 +29,7 @@ import {
   type EventLines,
   type EventPageRequest,
   type EventPosition,
-  type ExportedEvent,
+  eventPosition,
   exportedEventKeys,
   findEventPosition,
   readEventLines,
@@ -346,11 +346,6 @@ function resolveScope(query: EventsQueryOutput, projectId: string): EventExportS
   };
 }
 
-const positionOf = (event: ExportedEvent): EventPosition => ({
-  createdAt: Date.parse(event.createdAt),
-  id: event.id,
-});
-
 /** `Link` and `X-Next-Cursor` of the next page: the request's URL, `cursor` in place of `page`/`after`. */
 function nextPageLinks(requestUrl: string, next: string | null): Record<string, string> {
   if (next === null) return {};
@@ -382,7 +377,7 @@ async function answerPage(
   const data = rows.slice(0, query.limit);
   const last = data.at(-1);
   const hasMore = rows.length > query.limit;
-  const next = hasMore && last ? encodeEventCursor(positionOf(last)) : null;
+  const next = hasMore && last ? encodeEventCursor(eventPosition(last)) : null;
   const totals = counts && {
     totalCount: counts.total,
     pages: Math.ceil(counts.total / query.limit),
@@ -415,7 +410,7 @@ async function answerStream(
     return {
       text: rows.map((event) => csvLine(keys.map((key) => event[key]))).join(""),
       count: rows.length,
-      last: tail ? positionOf(tail) : undefined,
+      last: tail ? eventPosition(tail) : undefined,
     };
   };
   // The first batch is read before the response starts, so its failures are still problem+json.
