@@ -91,6 +91,8 @@ export async function prepareBenchDatabase(
     // A migration may have added derived tables: the first refresh after it builds them.
     // VACUUM as autovacuum would have by now: the index-only scans of path filters rely on it.
     await withClient(url, async (client) => {
+      // A live tail left by an interrupted run is not part of the data set (and must not be derived).
+      await removeLiveTail(client, existing);
       await client.query("SELECT refresh_derived()");
       await client.query("VACUUM session_pages");
     });
@@ -137,6 +139,45 @@ export async function prepareBenchDatabase(
   });
   log(`database: loaded in ${marker.loadSeconds} s`);
   return { marker, reused: false };
+}
+
+/**
+ * Traffic of the last `minutes` for `/live`: the data set ends when it was loaded, so by the time
+ * a reused one is measured its last minutes are long past. The project's newest events, as many
+ * as the data set holds per `minutes` on average, are copied (new ids, same visitors and
+ * sessions) to end one second ago, keeping their spacing. They are never derived (no refresh
+ * runs while the benchmark measures) and `removeLiveTail` deletes them afterwards: everything
+ * after the data set's own end is the tail. Returns how many events were copied.
+ */
+export async function insertLiveTail(
+  client: pg.Client,
+  projectId: string,
+  marker: DataSetMarker,
+  projectEvents: number,
+  minutes: number,
+): Promise<number> {
+  const count = Math.max(1, Math.round((projectEvents * minutes) / (marker.days * 24 * 60)));
+  const columns = await client.query<{ name: string }>(
+    `SELECT column_name AS name FROM information_schema.columns
+      WHERE table_schema = current_schema() AND table_name = 'events'
+        AND column_name NOT IN ('id', 'created_at', 'ingest_xid')
+      ORDER BY ordinal_position`,
+  );
+  const list = columns.rows.map((c) => `"${c.name}"`).join(", ");
+  const inserted = await client.query(
+    `WITH newest AS (
+       SELECT * FROM events WHERE project_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2
+     ), shift AS (SELECT now() - interval '1 second' - max(created_at) AS by FROM newest)
+     INSERT INTO events (${list}, created_at)
+     SELECT ${list}, created_at + shift.by FROM newest, shift`,
+    [projectId, count],
+  );
+  return inserted.rowCount ?? 0;
+}
+
+/** Deletes the live tail: every event after the end of the data set. */
+export async function removeLiveTail(client: pg.ClientBase, marker: DataSetMarker): Promise<void> {
+  await client.query("DELETE FROM events WHERE created_at > $1", [marker.now]);
 }
 
 export interface DataFacts {

@@ -23,12 +23,17 @@ export interface CellResult {
   approximate?: string[];
 }
 
-export interface StreamResult {
+export interface StreamRun {
   events: number;
-  expected: number;
   seconds: number;
   firstByteMs: number;
+}
+
+export interface StreamResult extends StreamRun {
+  expected: number;
   start: string | undefined;
+  /** Every run, in run order; the fields above are those of the median run (by time). */
+  runs: StreamRun[];
 }
 
 export interface DepthResult {
@@ -425,7 +430,10 @@ export function renderReport(results: BenchResults): string {
       `- NDJSON stream: ${fmtInt(s.events)} events (expected ${fmtInt(s.expected)}) ` +
         `in ${s.seconds.toFixed(2)} s = ` +
         `${fmtInt(s.events / s.seconds)} events/s; first byte after ${fmtMs(s.firstByteMs)}` +
-        (s.start ? ` (\`start=${s.start}\`: the newest 1,000,000 events)` : " (all events of the project)"),
+        (s.start ? ` (\`start=${s.start}\`: the newest 1,000,000 events)` : " (all events of the project)") +
+        `; the median of ${s.runs.length} runs (` +
+        s.runs.map((run) => `${fmtInt(run.events / run.seconds)}/s`).join(", ") +
+        "), read through node:http",
     );
   } else {
     lines.push(`- NDJSON stream: ${results.streamSkipped ?? "not measured"}`);
