@@ -16,10 +16,13 @@ import { sha256Hex } from "./secrets";
 /** Bump when a cached response shape or a metric definition changes: old entries are then never read. */
 export const CACHE_SCHEMA_VERSION = "v2";
 const KV_MINIMUM_TTL_SECONDS = 60;
-/** Isolate memory for copies of cached answers (Workers give an isolate 128 MB in all). */
-const MEMORY_BUDGET_CHARACTERS = 8 * 1024 * 1024;
+/**
+ * Isolate memory for copies of cached answers, by the length of their JSON text (parsed answers
+ * take about as much heap again); Workers give an isolate 128 MB in all.
+ */
+const MEMORY_BUDGET_CHARACTERS = 4 * 1024 * 1024;
 /** Larger answers (long minute series, wide charts) are left to KV alone. */
-const MEMORY_ENTRY_MAX_CHARACTERS = 512 * 1024;
+const MEMORY_ENTRY_MAX_CHARACTERS = 256 * 1024;
 
 export interface CachedAnswer<T> {
   value: T;
