@@ -1,9 +1,12 @@
 import { asc, eq, sql } from "drizzle-orm";
+import pg from "pg";
 import { afterAll, describe, expect, inject, it } from "vitest";
+import { migrateDatabase } from "../../scripts/lib/migrate";
 import { sessions } from "../../src/db/schema";
 import { refreshDerived } from "../../src/queries/derived";
 import { type EventInput, insertEvents, uniqueId } from "../support/factories";
 import { rawConnection, testDatabase } from "../support/node/database";
+import { createScratchDatabase } from "../support/node/scratch-database";
 
 const database = testDatabase();
 afterAll(() => database.close());
@@ -199,5 +202,37 @@ describe("refresh_derived()", () => {
       exitPath: "/b",
       country: "NO",
     });
+  });
+
+  it("writes new sessions in the order they started, whatever their ids", async () => {
+    // A database of its own: in the shared one, free space left by other tests' updates could
+    // take some of the rows, and the physical order would say nothing.
+    const scratch = await createScratchDatabase("api_full_build");
+    const client = new pg.Client({ connectionString: scratch.url });
+    try {
+      await migrateDatabase(scratch.url);
+      await client.connect();
+      // 300 sessions a minute apart, three events each; md5 ids sort in no relation to their start.
+      await client.query(
+        `INSERT INTO events (project_id, name, device_id, profile_id, session_id, created_at, path)
+         SELECT 'ordered', 'screen_view', 'd' || i, 'd' || i, md5(i::text),
+                $1::timestamptz + i * interval '1 minute' + k * interval '10 seconds', '/'
+           FROM generate_series(1, 300) i, generate_series(0, 2) k`,
+        [at(0)],
+      );
+      await client.query("SELECT refresh_derived()");
+      const stored = await client.query<{ id: string; started_at: Date }>(
+        "SELECT id, started_at FROM sessions ORDER BY ctid",
+      );
+      const starts = stored.rows.map((row) => row.started_at.getTime());
+      expect(starts).toHaveLength(300);
+      expect(starts).toEqual([...starts].sort((a, b) => a - b));
+      // The ids themselves are out of order, so the table is not merely in id order.
+      const ids = stored.rows.map((row) => row.id);
+      expect(ids).not.toEqual([...ids].sort());
+    } finally {
+      await client.end().catch(() => {});
+      await scratch.drop();
+    }
   });
 });
