@@ -14,7 +14,7 @@ import http from "node:http";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
-import { encodeEventCursor } from "../src/lib/export-format";
+import { encodeEventCursor } from "../src/lib/cursors";
 import {
   apiRequest,
   BENCH_PROJECT,

@@ -6,7 +6,7 @@
  * Writes into DATABASE_URL, else into the embedded database. `--now` (or SEED_NOW) pins the end
  * of the generated range, so two runs with the same seed give identical rows.
  */
-import { migrateDatabase } from "./lib/migrate";
+import { migrateDatabase } from "./db/apply-migrations";
 import { type SeedOptions, seedDatabase } from "./lib/seed-data";
 
 interface CliOptions {

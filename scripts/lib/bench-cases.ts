@@ -1,4 +1,4 @@
-import { BREAKDOWN_DIMENSIONS, type BreakdownDimension } from "../../src/queries/insights";
+import { BREAKDOWN_DIMENSIONS, type BreakdownDimension } from "../../src/lib/dimensions";
 
 /**
  * What the benchmark measures: every endpoint × window × filter, as an API request and as the
@@ -48,7 +48,7 @@ export interface Endpoint {
   windowed: boolean;
 }
 
-export const DIMENSIONS = Object.keys(BREAKDOWN_DIMENSIONS) as BreakdownDimension[];
+export const DIMENSIONS: readonly BreakdownDimension[] = BREAKDOWN_DIMENSIONS;
 
 export const ENDPOINTS: readonly Endpoint[] = [
   { id: "metrics", label: "/metrics", kind: "metrics", cached: true, windowed: true },

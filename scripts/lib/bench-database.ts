@@ -1,6 +1,6 @@
 import os from "node:os";
 import pg from "pg";
-import { migrateDatabase } from "./migrate";
+import { migrateDatabase } from "../db/apply-migrations";
 import { seedDatabase } from "./seed-data";
 
 /**

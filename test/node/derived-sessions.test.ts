@@ -1,7 +1,7 @@
 import { asc, eq, sql } from "drizzle-orm";
 import pg from "pg";
 import { afterAll, describe, expect, inject, it } from "vitest";
-import { migrateDatabase } from "../../scripts/lib/migrate";
+import { migrateDatabase } from "../../scripts/db/apply-migrations";
 import { sessions } from "../../src/db/schema";
 import { refreshDerived } from "../../src/queries/derived";
 import { type EventInput, insertEvents, uniqueId } from "../support/factories";

@@ -1,5 +1,5 @@
 import type { TestProject } from "vitest/node";
-import { migrateDatabase } from "../../scripts/lib/migrate";
+import { migrateDatabase } from "../../scripts/db/apply-migrations";
 import { startRelay } from "../../scripts/lib/relay";
 import { createScratchDatabase } from "./node/scratch-database";
 

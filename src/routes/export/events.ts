@@ -2,16 +2,15 @@ import { type Context, Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import * as v from "valibot";
 import type { AppEnv } from "../../env";
+import { decodeEventCursor, encodeEventCursor } from "../../lib/cursors";
 import { closeDatabaseAfterStream, useDatabase } from "../../lib/database";
 import { ApiError } from "../../lib/errors";
 import {
   attachmentFilename,
   csvLine,
-  decodeEventCursor,
   EXPORT_CONTENT_TYPES,
   EXPORT_FORMATS,
   type ExportFormat,
-  encodeEventCursor,
   negotiateExportFormat,
   streamBatches,
 } from "../../lib/export-format";

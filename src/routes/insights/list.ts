@@ -2,15 +2,9 @@ import type { Context } from "hono";
 import * as v from "valibot";
 import type { AppEnv } from "../../env";
 import { cacheKey, readThrough } from "../../lib/cache";
+import { decodeOffsetCursor, encodeOffsetCursor, queryFingerprint } from "../../lib/cursors";
 import { useDatabase } from "../../lib/database";
-import {
-  CursorParam,
-  decodeOffsetCursor,
-  encodeOffsetCursor,
-  LimitParam,
-  nextPageHeaders,
-  queryFingerprint,
-} from "../../lib/paging";
+import { CursorParam, LimitParam, nextPageHeaders } from "../../lib/paging";
 import { sendJson } from "../../lib/respond";
 import { assertValidRegexes } from "../../queries/filters";
 import type { Page, SessionScope } from "../../queries/insights";

@@ -9,8 +9,8 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import pg from "pg";
-import { MIGRATIONS_FOLDER, migrateDatabase } from "./lib/migrate";
-import { withTargetDatabase } from "./lib/target-database";
+import { withTargetDatabase } from "../lib/target-database";
+import { MIGRATIONS_FOLDER, migrateDatabase } from "./apply-migrations";
 
 interface JournalEntry {
   tag: string;

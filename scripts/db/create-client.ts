@@ -9,8 +9,8 @@
 import { randomUUID } from "node:crypto";
 import { parseArgs } from "node:util";
 import pg from "pg";
-import { generateSecret, hashSecret } from "../src/lib/secrets";
-import { withTargetDatabase } from "./lib/target-database";
+import { generateSecret, hashSecret } from "../../src/lib/secrets";
+import { withTargetDatabase } from "../lib/target-database";
 
 const USAGE =
   "usage: npm run client:create -- --type read|write --project <id> [--name <text>]\n" +

@@ -1,0 +1,61 @@
+/**
+ * The dimensions the derived tables are built per, by their wire (and SQL column) names. The SQL
+ * routines that build those tables spell the same lists (src/db/routines/refresh_rollups.sql and
+ * refresh_event_rollups.sql); test/node/routines.test.ts holds them equal.
+ */
+
+/** Session attributes the insights break down by (contract section 4), in the order of the rollups. */
+export const BREAKDOWN_DIMENSIONS = [
+  "referrer",
+  "referrer_name",
+  "referrer_type",
+  "country",
+  "region",
+  "city",
+  "device",
+  "brand",
+  "model",
+  "browser",
+  "browser_version",
+  "os",
+  "os_version",
+  "utm_source",
+  "utm_medium",
+  "utm_campaign",
+  "utm_term",
+  "utm_content",
+] as const;
+
+export type BreakdownDimension = (typeof BREAKDOWN_DIMENSIONS)[number];
+
+/** The attribute that qualifies a dimension's values where a value alone is ambiguous (`prefix`). */
+export const DIMENSION_PREFIXES: Readonly<Partial<Record<BreakdownDimension, BreakdownDimension>>> = {
+  region: "country",
+  city: "country",
+  browser_version: "browser",
+  os_version: "os",
+};
+
+export const isBreakdownDimension = (name: string): name is BreakdownDimension =>
+  (BREAKDOWN_DIMENSIONS as readonly string[]).includes(name);
+
+/**
+ * The event columns the chart rollups carry a row per value of (besides `name`, which every row
+ * has): the ones charts are usually split by. Each costs a hash aggregate over every event when the
+ * rollups are built, so the long tail (cities, versions, full referrers, properties) is counted
+ * from the events.
+ */
+export const CHART_ROLLUP_COLUMNS = [
+  "path",
+  "country",
+  "device",
+  "browser",
+  "os",
+  "referrer_name",
+  "referrer_type",
+  "utm_source",
+  "utm_medium",
+  "utm_campaign",
+] as const;
+
+export type ChartRollupColumn = (typeof CHART_ROLLUP_COLUMNS)[number];
