@@ -1,9 +1,10 @@
 import { Hono } from "hono";
 import { requestId } from "hono/request-id";
 import type { AppEnv } from "./env";
-import { closeDatabaseAfterResponse } from "./lib/database";
-import { handleError, handleNotFound } from "./lib/errors";
-import { corsForBrowserApps, readOnlyMethods } from "./lib/http";
+import { corsForBrowserApps } from "./middleware/cors";
+import { closeDatabaseAfterResponse } from "./middleware/database";
+import { handleError, handleNotFound } from "./middleware/errors";
+import { readOnlyMethods } from "./middleware/read-only-methods";
 import { exportRoutes } from "./routes/export";
 import { health } from "./routes/health";
 import { insights } from "./routes/insights";

@@ -2,7 +2,7 @@ import { createApp } from "./app";
 import type { Bindings } from "./env";
 import { runScheduled } from "./scheduled";
 
-export { ClientRateLimiter } from "./rate-limiter";
+export { ClientRateLimiter } from "./durable-objects/client-rate-limiter";
 
 const app = createApp();
 

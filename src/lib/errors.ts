@@ -1,6 +1,4 @@
-import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import type { AppEnv } from "../env";
 
 /** Every error code the API answers with, and its status and title (contract section 8). */
 export const ERROR_CODES = {
@@ -82,23 +80,29 @@ export function problemDocument(error: ApiError, requestId: string): ProblemDocu
   };
 }
 
-export function renderProblem(c: Context<AppEnv>, error: ApiError): Response {
-  const body = problemDocument(error, c.get("requestId") ?? "");
-  return c.body(JSON.stringify(body), error.status, {
-    ...error.headers,
-    "Content-Type": "application/problem+json",
-    "Cache-Control": "no-store",
-  });
+const UNAVAILABLE_SQLSTATES = new Set(["57P01", "57P02", "57P03", "53300", "53400"]);
+const SQLSTATE = /^[0-9A-Z]{5}$/;
+
+/** An error and the causes it wraps, outermost first (drizzle wraps the driver's error in its own). */
+function* causeChain(error: unknown): Generator<object> {
+  let current = error;
+  for (let depth = 0; depth < 8 && typeof current === "object" && current !== null; depth++) {
+    yield current;
+    current = "cause" in current ? current.cause : undefined;
+  }
 }
 
-const UNAVAILABLE_SQLSTATES = new Set(["57P01", "57P02", "57P03", "53300", "53400"]);
+/** The first Postgres error in the chain: its SQLSTATE and message. */
+export function postgresError(error: unknown): { code: string; message: string } | undefined {
+  for (const link of causeChain(error)) {
+    if ("code" in link && typeof link.code === "string" && SQLSTATE.test(link.code)) {
+      return { code: link.code, message: link instanceof Error ? link.message : "" };
+    }
+  }
+  return undefined;
+}
 
-/**
- * Maps a database driver failure to the error the caller should see. Only codes and message
- * shapes are inspected; nothing of the original message reaches the response.
- */
-export function classifyDatabaseError(error: unknown): ApiError | undefined {
-  if (typeof error !== "object" || error === null) return undefined;
+function classifyOne(error: object): ApiError | undefined {
   const code = "code" in error && typeof error.code === "string" ? error.code : "";
   if (code === "57014") {
     return new ApiError({
@@ -126,23 +130,14 @@ export function classifyDatabaseError(error: unknown): ApiError | undefined {
   return undefined;
 }
 
-export const handleError: ErrorHandler<AppEnv> = (error, c) => {
-  if (error instanceof ApiError) return renderProblem(c, error);
-  const mapped = classifyDatabaseError(error) ?? classifyDatabaseError((error as { cause?: unknown }).cause);
-  if (mapped) return renderProblem(c, mapped);
-  // The log keeps the detail for operators; the response never shows SQL, stacks or URLs.
-  console.error(`[${c.get("requestId")}] unhandled error`, error);
-  return renderProblem(
-    c,
-    new ApiError({
-      code: "INTERNAL",
-      detail: "Something went wrong on our side. The request id identifies it.",
-    }),
-  );
-};
-
-export const handleNotFound: NotFoundHandler<AppEnv> = (c) =>
-  renderProblem(
-    c,
-    new ApiError({ code: "NOT_FOUND", detail: `No endpoint at ${new URL(c.req.url).pathname}.` }),
-  );
+/**
+ * Maps a database driver failure anywhere in the cause chain to the error the caller should see.
+ * Only codes and message shapes are inspected; nothing of the original message reaches the response.
+ */
+export function classifyDatabaseError(error: unknown): ApiError | undefined {
+  for (const link of causeChain(error)) {
+    const mapped = classifyOne(link);
+    if (mapped) return mapped;
+  }
+  return undefined;
+}

@@ -2,7 +2,7 @@ import { and, eq, gte, lt, SQL, sql } from "drizzle-orm";
 import { type AnyPgColumn, alias, type PgColumn } from "drizzle-orm/pg-core";
 import type { Database } from "../db/client";
 import { events, sessionPages, sessions } from "../db/schema";
-import { ApiError } from "../lib/errors";
+import { ApiError, postgresError } from "../lib/errors";
 import type { Filter, FilterColumn, FilterField } from "../lib/filters";
 
 /**
@@ -304,24 +304,6 @@ export function sessionConditions(filters: Filter[], options: SessionFilterOptio
 
 const INVALID_REGEX = "2201B";
 
-function sqlState(error: unknown): string | undefined {
-  for (let current = error; typeof current === "object" && current !== null; ) {
-    if ("code" in current && typeof current.code === "string" && /^[0-9A-Z]{5}$/.test(current.code)) {
-      return current.code;
-    }
-    current = "cause" in current ? current.cause : undefined;
-  }
-  return undefined;
-}
-
-function sqlMessage(error: unknown): string {
-  for (let current = error; typeof current === "object" && current !== null; ) {
-    if ("code" in current && current instanceof Error) return current.message;
-    current = "cause" in current ? current.cause : undefined;
-  }
-  return "";
-}
-
 /**
  * Checks every `regex` pattern with Postgres itself (POSIX semantics, not JavaScript's): one query
  * for all of them, and, only when that fails, one per pattern to name the culprit. An invalid
@@ -343,14 +325,15 @@ export async function assertValidRegexes(
     await db.execute(all);
     return;
   } catch (error) {
-    if (sqlState(error) !== INVALID_REGEX) throw error;
+    if (postgresError(error)?.code !== INVALID_REGEX) throw error;
   }
   for (const { filter, pattern } of patterns) {
     try {
       await db.execute(sql`select '' ~ ${pattern}`);
     } catch (error) {
-      if (sqlState(error) !== INVALID_REGEX) throw error;
-      const reason = sqlMessage(error).replace(/^invalid regular expression:\s*/, "");
+      const failure = postgresError(error);
+      if (failure?.code !== INVALID_REGEX) throw error;
+      const reason = failure.message.replace(/^invalid regular expression:\s*/, "");
       throw ApiError.invalid(
         `${pathPrefix}/${filter.index}/value`,
         `invalid regular expression ${JSON.stringify(pattern)}: ${reason || "rejected by Postgres"}`,

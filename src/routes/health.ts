@@ -2,10 +2,10 @@ import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import * as v from "valibot";
 import type { AppEnv } from "../env";
-import { useDatabase } from "../lib/database";
 import { classifyDatabaseError } from "../lib/errors";
-import { jsonContent } from "../lib/openapi";
+import { useDatabase } from "../middleware/database";
 import { pingDatabase } from "../queries/health";
+import { jsonContent } from "./openapi";
 
 const HealthSchema = v.object({
   status: v.picklist(["ok", "degraded"]),
@@ -29,7 +29,7 @@ export const health = new Hono<AppEnv>().get(
       await pingDatabase(useDatabase(c));
       return c.json({ status: "ok", database: "ok" } as const, 200);
     } catch (error) {
-      if (!classifyDatabaseError(error) && !classifyDatabaseError((error as { cause?: unknown }).cause)) {
+      if (!classifyDatabaseError(error)) {
         console.error(`[${c.get("requestId")}] health check failed`, error);
       }
       return c.json({ status: "degraded", database: "unreachable" } as const, 503, { "Retry-After": "5" });

@@ -1,7 +1,7 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import worker from "../../src/index";
-import { cacheKey } from "../../src/lib/cache";
+import { cacheKey } from "../../src/middleware/cache";
 import { createTenant, credentialHeaders, insertEvents, type Tenant } from "../support/factories";
 import { call, testDatabase } from "../support/worker/http";
 

@@ -2,8 +2,6 @@ import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import * as v from "valibot";
 import type { AppEnv } from "../../env";
-import { cacheKey, readThrough } from "../../lib/cache";
-import { useDatabase } from "../../lib/database";
 import { ApiError } from "../../lib/errors";
 import {
   type FilterField,
@@ -13,11 +11,13 @@ import {
   type RawFilter,
   resolveFilterField,
 } from "../../lib/filters";
-import { jsonContent, PROJECT_ROUTE_PROBLEMS, problemResponses } from "../../lib/openapi";
 import { INTERVALS, RANGE_PRESETS, resolveRange } from "../../lib/range";
-import { sendJson } from "../../lib/respond";
 import { formatInstant } from "../../lib/timezone";
-import { jsonQueryParam, validate } from "../../lib/validation";
+import { jsonQueryParam } from "../../lib/validation";
+import { cacheKey, readThrough } from "../../middleware/cache";
+import { useDatabase } from "../../middleware/database";
+import { sendJson } from "../../middleware/send-json";
+import { validate } from "../../middleware/validate";
 import { chartSeries, compareDecimals, decimalMean, decimalSum, percentChange } from "../../queries/charts";
 import {
   CHART_SEGMENTS,
@@ -29,6 +29,7 @@ import {
 } from "../../queries/charts-model";
 import { assertValidRegexes } from "../../queries/filters";
 import { freshnessFor, RangeParams, rollupsAllowed } from "../insights/params";
+import { jsonContent, PROJECT_ROUTE_PROBLEMS, problemResponses } from "../openapi";
 
 const MAX_SERIES = 10;
 const DEFAULT_LIMIT = 50;

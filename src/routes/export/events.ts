@@ -3,7 +3,6 @@ import { describeRoute } from "hono-openapi";
 import * as v from "valibot";
 import type { AppEnv } from "../../env";
 import { decodeEventCursor, encodeEventCursor } from "../../lib/cursors";
-import { closeDatabaseAfterStream, useDatabase } from "../../lib/database";
 import { ApiError } from "../../lib/errors";
 import {
   attachmentFilename,
@@ -15,11 +14,11 @@ import {
   streamBatches,
 } from "../../lib/export-format";
 import { FiltersParam, normalizeFilters } from "../../lib/filters";
-import { jsonContent, PROJECT_ROUTE_PROBLEMS, problemResponses } from "../../lib/openapi";
 import { LimitParam } from "../../lib/paging";
 import { parseDateBound, requireTimeZone } from "../../lib/range";
-import { sendJson } from "../../lib/respond";
-import { validate } from "../../lib/validation";
+import { closeDatabaseAfterStream, useDatabase } from "../../middleware/database";
+import { sendJson } from "../../middleware/send-json";
+import { validate } from "../../middleware/validate";
 import {
   countEvents,
   EVENT_INCLUDES,
@@ -35,6 +34,7 @@ import {
   readEventPage,
 } from "../../queries/export-events";
 import { assertValidRegexes } from "../../queries/filters";
+import { jsonContent, PROJECT_ROUTE_PROBLEMS, problemResponses } from "../openapi";
 
 /** Rows per query while streaming: large enough to amortize a round trip, small enough for flat memory. */
 const STREAM_BATCH_SIZE = 5_000;

@@ -1,8 +1,8 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../../env";
-import { authenticate, authorizeProject } from "../../lib/auth";
 import { ApiError } from "../../lib/errors";
-import { rateLimit } from "../../lib/rate-limit";
+import { authenticate, authorizeProject } from "../../middleware/auth";
+import { rateLimit } from "../../middleware/rate-limit";
 import { charts } from "./charts";
 import { events } from "./events";
 

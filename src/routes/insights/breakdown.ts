@@ -3,14 +3,9 @@ import { describeRoute } from "hono-openapi";
 import * as v from "valibot";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../lib/errors";
-import {
-  jsonContent,
-  LIST_RESPONSE_HEADERS,
-  PROJECT_ROUTE_PROBLEMS,
-  problemResponses,
-} from "../../lib/openapi";
-import { validate } from "../../lib/validation";
+import { validate } from "../../middleware/validate";
 import { BREAKDOWN_DIMENSIONS, type BreakdownDimension, sessionBreakdown } from "../../queries/insights";
+import { jsonContent, LIST_RESPONSE_HEADERS, PROJECT_ROUTE_PROBLEMS, problemResponses } from "../openapi";
 import { answerList, ListQuery } from "./list";
 
 const DIMENSIONS = Object.keys(BREAKDOWN_DIMENSIONS) as BreakdownDimension[];

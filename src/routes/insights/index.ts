@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../../env";
-import { authenticate, authorizeProject } from "../../lib/auth";
-import { rateLimit } from "../../lib/rate-limit";
+import { authenticate, authorizeProject } from "../../middleware/auth";
+import { rateLimit } from "../../middleware/rate-limit";
 import { breakdown } from "./breakdown";
 import { live } from "./live";
 import { metrics } from "./metrics";

@@ -1,11 +1,11 @@
 import type { Context } from "hono";
 import * as v from "valibot";
 import type { AppEnv } from "../../env";
-import { cacheKey, readThrough } from "../../lib/cache";
 import { decodeOffsetCursor, encodeOffsetCursor, queryFingerprint } from "../../lib/cursors";
-import { useDatabase } from "../../lib/database";
 import { CursorParam, LimitParam, nextPageHeaders } from "../../lib/paging";
-import { sendJson } from "../../lib/respond";
+import { cacheKey, readThrough } from "../../middleware/cache";
+import { useDatabase } from "../../middleware/database";
+import { sendJson } from "../../middleware/send-json";
 import { assertValidRegexes } from "../../queries/filters";
 import type { Page, SessionScope } from "../../queries/insights";
 import { freshnessFor, RangeParams, type RangeQuery, resolveInsightsScope } from "./params";

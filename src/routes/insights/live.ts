@@ -2,17 +2,12 @@ import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import * as v from "valibot";
 import type { AppEnv } from "../../env";
-import { cacheKey, readThrough } from "../../lib/cache";
-import { useDatabase } from "../../lib/database";
-import {
-  CACHED_RESPONSE_HEADERS,
-  jsonContent,
-  PROJECT_ROUTE_PROBLEMS,
-  problemResponses,
-} from "../../lib/openapi";
-import { sendJson } from "../../lib/respond";
-import { validate } from "../../lib/validation";
+import { cacheKey, readThrough } from "../../middleware/cache";
+import { useDatabase } from "../../middleware/database";
+import { sendJson } from "../../middleware/send-json";
+import { validate } from "../../middleware/validate";
 import { liveVisitors } from "../../queries/live";
+import { CACHED_RESPONSE_HEADERS, jsonContent, PROJECT_ROUTE_PROBLEMS, problemResponses } from "../openapi";
 
 /** A live count may be this many seconds old (contract section 9). */
 export const LIVE_FRESH_SECONDS = 10;

@@ -2,17 +2,11 @@ import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import * as v from "valibot";
 import type { AppEnv } from "../../env";
-import { cacheKey, readThrough } from "../../lib/cache";
-import { useDatabase } from "../../lib/database";
-import {
-  CACHED_RESPONSE_HEADERS,
-  jsonContent,
-  PROJECT_ROUTE_PROBLEMS,
-  problemResponses,
-} from "../../lib/openapi";
-import { sendJson } from "../../lib/respond";
 import { formatInstant } from "../../lib/timezone";
-import { validate } from "../../lib/validation";
+import { cacheKey, readThrough } from "../../middleware/cache";
+import { useDatabase } from "../../middleware/database";
+import { sendJson } from "../../middleware/send-json";
+import { validate } from "../../middleware/validate";
 import { assertValidRegexes } from "../../queries/filters";
 import {
   type ApproximateMetric,
@@ -20,6 +14,7 @@ import {
   type SessionMetrics,
   sessionMetrics,
 } from "../../queries/insights";
+import { CACHED_RESPONSE_HEADERS, jsonContent, PROJECT_ROUTE_PROBLEMS, problemResponses } from "../openapi";
 import { freshnessFor, RangeParams, resolveInsightsScope, SeriesParams } from "./params";
 
 const MetricsQuery = v.object({ ...RangeParams, ...SeriesParams });

@@ -2,14 +2,9 @@ import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import * as v from "valibot";
 import type { AppEnv } from "../../env";
-import {
-  jsonContent,
-  LIST_RESPONSE_HEADERS,
-  PROJECT_ROUTE_PROBLEMS,
-  problemResponses,
-} from "../../lib/openapi";
-import { validate } from "../../lib/validation";
+import { validate } from "../../middleware/validate";
 import { topPages } from "../../queries/insights";
+import { jsonContent, LIST_RESPONSE_HEADERS, PROJECT_ROUTE_PROBLEMS, problemResponses } from "../openapi";
 import { answerList, ListQuery } from "./list";
 
 const PageRowSchema = v.object({

@@ -1,6 +1,6 @@
 import { resolver } from "hono-openapi";
 import * as v from "valibot";
-import { ERROR_CODES, type ErrorCode } from "./errors";
+import { ERROR_CODES, type ErrorCode } from "../lib/errors";
 
 export const ProblemSchema = v.pipe(
   v.object({

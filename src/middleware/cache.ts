@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../env";
-import { SizedMemory } from "./isolate-cache";
-import { sha256Hex } from "./secrets";
+import { SizedMemory } from "../lib/isolate-cache";
+import { sha256Hex } from "../lib/secrets";
 
 /**
  * KV read-through cache for JSON answers (contract section 9). KV's own minimum TTL is 60 s, so

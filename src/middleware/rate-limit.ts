@@ -1,7 +1,7 @@
 import type { MiddlewareHandler } from "hono";
+import type { RateLimitDecision } from "../durable-objects/client-rate-limiter";
 import type { AppEnv } from "../env";
-import type { RateLimitDecision } from "../rate-limiter";
-import { ApiError } from "./errors";
+import { ApiError } from "../lib/errors";
 
 const WINDOW_MS = 10_000;
 

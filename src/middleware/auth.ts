@@ -1,25 +1,10 @@
 import type { Context, MiddlewareHandler } from "hono";
-import type { AppEnv } from "../env";
+import type { AppEnv, ReadableProject } from "../env";
+import { ApiError } from "../lib/errors";
+import { IsolateCache } from "../lib/isolate-cache";
+import { sha256Hex, verifySecret } from "../lib/secrets";
 import { type ClientRecord, findClient, findProject, type ProjectRecord } from "../queries/access";
 import { useDatabase } from "./database";
-import { ApiError } from "./errors";
-import { IsolateCache } from "./isolate-cache";
-import { sha256Hex, verifySecret } from "./secrets";
-
-export interface AuthenticatedClient {
-  id: string;
-  type: "read" | "root";
-  organizationId: string;
-  /** The one project a `read` client may read; null for `root` clients (whole organization). */
-  projectId: string | null;
-}
-
-export interface ReadableProject {
-  id: string;
-  organizationId: string;
-  /** IANA zone the project reports in (UTC when the project has none). */
-  timezone: string;
-}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 // One answer for every credential failure, so callers cannot probe which client ids exist.
