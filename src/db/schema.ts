@@ -154,7 +154,8 @@ export const events = pgTable(
 );
 
 /**
- * One row per (project, session_id), derived from events by `refresh_derived()` only.
+ * One row per (project, session_id), derived from events by `refresh_derived()` only
+ * (src/db/routines/refresh_session_rollups.sql).
  * Attributes are those of the session's first event; entry/exit are its first/last screen view.
  */
 export const sessions = pgTable(
@@ -213,7 +214,8 @@ export const derivedState = pgTable("derived_state", {
 });
 
 // ---------------------------------------------------------------------------------------------
-// Hourly rollups, derived from `sessions` (and their screen views) by `refresh_derived()` only.
+// Hourly rollups, derived from `sessions` (and their screen views) by `refresh_derived()` only
+// (src/db/routines/refresh_rollups.sql; days: refresh_day_sketches.sql).
 // An hour holds the sessions whose first event falls in it (UTC hour), so the rows of the hours
 // inside a window add up to exactly what the window's sessions give (contract section 5).
 
@@ -349,12 +351,13 @@ export const rollupTimezones = pgTable("rollup_timezones", {
 });
 
 // ---------------------------------------------------------------------------------------------
-// Event rollups for `/export/charts`, derived from events by `refresh_derived()` only.
+// Event rollups for `/export/charts`, derived from events by `refresh_derived()` only
+// (src/db/routines/refresh_event_rollups.sql).
 
 /**
  * Event aggregates per UTC hour of `created_at`, event name and breakdown value: one row with
  * `dimension` '' per (hour, name), and one per value of each rolled-up breakdown column (see
- * src/queries/charts-rollups.ts; `value` null = not set). They hold exactly the events whose `ingest_xid` is below the watermark
+ * src/lib/dimensions.ts; `value` null = not set). They hold exactly the events whose `ingest_xid` is below the watermark
  * `derived_state('event_rollups')`, so a chart adds the events at or above it from `events`
  * and stays exact between refreshes. Duration and revenue carry what the property segments need.
  */

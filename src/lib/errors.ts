@@ -52,34 +52,6 @@ export class ApiError extends Error {
   }
 }
 
-export interface ProblemDocument {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  code: ErrorCode;
-  requestId: string;
-  errors: FieldError[];
-  /** OpenPanel clients read `error` and `message`. */
-  error: string;
-  message: string;
-}
-
-export function problemDocument(error: ApiError, requestId: string): ProblemDocument {
-  const { title } = ERROR_CODES[error.code];
-  return {
-    type: `/docs#error-${error.code.toLowerCase()}`,
-    title,
-    status: error.status,
-    detail: error.message,
-    code: error.code,
-    requestId,
-    errors: error.errors,
-    error: title,
-    message: error.message,
-  };
-}
-
 const UNAVAILABLE_SQLSTATES = new Set(["57P01", "57P02", "57P03", "53300", "53400"]);
 const SQLSTATE = /^[0-9A-Z]{5}$/;
 

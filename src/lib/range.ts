@@ -18,6 +18,7 @@ import {
   wallParts,
   wallTime,
 } from "./timezone";
+import { given } from "./validation";
 
 /**
  * The one range resolver of the service (contract sections 2 and 7): presets, explicit bounds,
@@ -389,9 +390,12 @@ function tooManyBuckets(count: number, interval: Interval, window: Window, timez
   );
 }
 
-/** A bound the caller actually gave: an empty or blank query value counts as absent. */
-function given(value: string | undefined): string | undefined {
-  return value === undefined || value.trim() === "" ? undefined : value;
+/** A window as the answers state it: its start and its last included millisecond, RFC 3339 in `timezone`. */
+export function windowMeta(window: Window, timezone: string): { startDate: string; endDate: string } {
+  return {
+    startDate: formatInstant(window.start, timezone, { milliseconds: floorMod(window.start, 1000) !== 0 }),
+    endDate: formatInstant(window.end - 1, timezone, { milliseconds: true }),
+  };
 }
 
 /** Resolves the window, interval, buckets and previous period of a request; every bad input is a 400. */
@@ -444,12 +448,7 @@ export function resolveRange(input: RangeInput): ResolvedRange {
     window,
     interval,
     buckets: bucketStarts(window, interval, timezone),
-    meta: {
-      startDate: formatInstant(window.start, timezone, { milliseconds: floorMod(window.start, 1000) !== 0 }),
-      endDate: formatInstant(window.end - 1, timezone, { milliseconds: true }),
-      timezone,
-      interval,
-    },
+    meta: { ...windowMeta(window, timezone), timezone, interval },
   };
   if (input.previous) {
     const previous = previousWindow(window, timezone);

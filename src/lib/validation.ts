@@ -16,6 +16,11 @@ export function toFieldErrors(issues: ReadonlyArray<StandardSchemaV1.Issue>, pre
   });
 }
 
+/** A value the caller actually gave: an empty or blank query value counts as absent. */
+export function given(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === "" ? undefined : value;
+}
+
 export function validationError(errors: FieldError[]): ApiError {
   const first = errors[0];
   const detail = first ? `${first.path ? `${first.path}: ` : ""}${first.message}` : "Invalid request.";

@@ -116,3 +116,8 @@ export async function readThrough<T>(
   c.executionCtx.waitUntil(write);
   return { value, freshFor: freshSeconds, cacheStatus: `${CACHE_NAME}; ${lookup}; stored` };
 }
+
+/** Metrics of ranges that reach the present stay fresh 60 s; closed past ranges 24 h (contract section 9). */
+export function freshnessFor(range: { window: { end: number } }, now = Date.now()): number {
+  return range.window.end > now ? 60 : 86_400;
+}

@@ -1,6 +1,23 @@
 import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import type { AppEnv } from "../env";
-import { ApiError, classifyDatabaseError, problemDocument } from "../lib/errors";
+import { ApiError, classifyDatabaseError, ERROR_CODES } from "../lib/errors";
+import type { ProblemDocument } from "../schemas/problem";
+
+/** The RFC 9457 document of an error; OpenPanel clients read `error` and `message`. */
+export function problemDocument(error: ApiError, requestId: string): ProblemDocument {
+  const { title } = ERROR_CODES[error.code];
+  return {
+    type: `/docs#error-${error.code.toLowerCase()}`,
+    title,
+    status: error.status,
+    detail: error.message,
+    code: error.code,
+    requestId,
+    errors: error.errors,
+    error: title,
+    message: error.message,
+  };
+}
 
 /** The one place errors become responses: every failure is rendered here as problem+json. */
 export function renderProblem(c: Context<AppEnv>, error: ApiError): Response {

@@ -2,8 +2,8 @@ import { sql } from "drizzle-orm";
 import type { Database } from "../db/client";
 
 /**
- * Folds events committed since the last run into the derived tables (see
- * drizzle/0001_derived_sessions.sql). Safe to call at any time and concurrently.
+ * Folds events committed since the last run into the derived tables (src/db/routines/
+ * refresh_derived.sql). Safe to call at any time and concurrently.
  * Returns the number of sessions recomputed.
  */
 export async function refreshDerived(db: Database): Promise<number> {

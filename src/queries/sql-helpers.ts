@@ -10,6 +10,15 @@ export function timestampArray(instants: number[]): SQL {
   return sql`${sql.param(instants.map((ms) => new Date(ms).toISOString()))}::timestamptz[]`;
 }
 
+/**
+ * Numeric text as the filter parser's `isNumericValue` accepts it: at most 100 characters (the
+ * lookahead) with a 3-digit exponent, so a `::numeric` cast guarded by it can never fail on stored
+ * data. `[.]` avoids backslash escaping.
+ */
+export const NUMERIC_TEXT_SQL = sql.raw(
+  `'^(?=.{1,100}$)[+-]?([0-9]+([.][0-9]*)?|[.][0-9]+)([eE][+-]?[0-9]{1,3})?$'`,
+);
+
 export const toNumber = (value: string | number | null | undefined): number => Number(value ?? 0);
 
 /**

@@ -1,30 +1,7 @@
 import { resolver } from "hono-openapi";
 import * as v from "valibot";
 import { ERROR_CODES, type ErrorCode } from "../lib/errors";
-
-export const ProblemSchema = v.pipe(
-  v.object({
-    type: v.string(),
-    title: v.string(),
-    status: v.number(),
-    detail: v.string(),
-    code: v.picklist(Object.keys(ERROR_CODES) as ErrorCode[]),
-    requestId: v.string(),
-    errors: v.array(
-      v.object({
-        path: v.pipe(
-          v.string(),
-          v.description("Pointer to the offending parameter, e.g. `filters/2/operator`."),
-        ),
-        message: v.string(),
-      }),
-    ),
-    error: v.pipe(v.string(), v.description("Same as `title` (OpenPanel compatibility).")),
-    message: v.pipe(v.string(), v.description("Same as `detail` (OpenPanel compatibility).")),
-  }),
-  v.metadata({ ref: "Problem" }),
-  v.description("RFC 9457 problem details."),
-);
+import { ProblemSchema } from "../schemas/problem";
 
 const problemContent = { "application/problem+json": { schema: resolver(ProblemSchema) } };
 

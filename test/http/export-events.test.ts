@@ -2,7 +2,7 @@ import { exports } from "cloudflare:workers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventMeta, profiles } from "../../src/db/schema";
 import { streamBatches } from "../../src/lib/export-format";
-import { eventPageQuery } from "../../src/queries/export-events";
+import { eventPageQuery } from "../../src/queries/export/events";
 import {
   createClient,
   createProject,

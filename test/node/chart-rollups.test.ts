@@ -1,10 +1,10 @@
 import { asc, eq, getTableColumns, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventRollups } from "../../src/db/schema";
-import { type Filter, resolveFilterField } from "../../src/lib/filters";
-import { chartSeries } from "../../src/queries/charts";
-import type { ChartSegment, ChartSeriesQuery } from "../../src/queries/charts-model";
-import { chartRollupsCover } from "../../src/queries/charts-rollups";
+import { type Filter, resolveFilterField } from "../../src/lib/filter-parser";
+import type { ChartSegment, ChartSeriesQuery } from "../../src/queries/charts/model";
+import { chartRollupsCover } from "../../src/queries/charts/rollups";
+import { chartSeries } from "../../src/queries/charts/series";
 import { type EventInput, insertEvents, uniqueId } from "../support/factories";
 import { rawConnection, testDatabase } from "../support/node/database";
 import { generateTraffic, shuffled } from "../support/traffic";

@@ -5,9 +5,9 @@ import * as v from "valibot";
 import { afterAll, describe, expect, it } from "vitest";
 import { events, sessions } from "../../src/db/schema";
 import { ApiError } from "../../src/lib/errors";
-import { type Filter, FiltersParam, normalizeFilters } from "../../src/lib/filters";
+import { type Filter, FiltersParam, normalizeFilters } from "../../src/lib/filter-parser";
 import { toFieldErrors } from "../../src/lib/validation";
-import { assertValidRegexes, eventConditions, sessionConditions } from "../../src/queries/filters";
+import { assertValidRegexes, eventConditions, sessionConditions } from "../../src/queries/filter-conditions";
 import { type EventInput, insertEvents, uniqueId } from "../support/factories";
 import { testDatabase } from "../support/node/database";
 

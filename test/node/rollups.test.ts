@@ -9,16 +9,13 @@ import {
   visitorDaySketches,
   visitorSketches,
 } from "../../src/db/schema";
-import {
-  BREAKDOWN_DIMENSIONS,
-  type BreakdownDimension,
-  type SessionScope,
-  sessionBreakdown,
-  sessionMetrics,
-  topPages,
-} from "../../src/queries/insights";
-import { EXACT_VISITORS_UP_TO, estimatedVisitors } from "../../src/queries/insights-rollups";
-import { estimateVisitors, SKETCH_REGISTERS } from "../../src/queries/visitor-sketch";
+import { BREAKDOWN_DIMENSIONS, type BreakdownDimension } from "../../src/lib/dimensions";
+import { sessionBreakdown } from "../../src/queries/insights/breakdowns";
+import { sessionMetrics } from "../../src/queries/insights/metrics";
+import type { SessionScope } from "../../src/queries/insights/model";
+import { topPages } from "../../src/queries/insights/pages";
+import { EXACT_VISITORS_UP_TO, estimatedVisitors } from "../../src/queries/insights/rollups";
+import { estimateVisitors, SKETCH_REGISTERS } from "../../src/queries/insights/visitor-sketch";
 import {
   createOrganization,
   createProject,
@@ -104,7 +101,7 @@ describe("rollup path = exact path", () => {
       const exactPages = await topPages(database.db, scope(oneBatch, start, end, false), ALL_ROWS);
       expect(exactPages.length).toBeGreaterThan(1);
       expect(await topPages(database.db, scope(oneBatch, start, end, true), ALL_ROWS)).toEqual(exactPages);
-      for (const dimension of Object.keys(BREAKDOWN_DIMENSIONS) as BreakdownDimension[]) {
+      for (const dimension of BREAKDOWN_DIMENSIONS) {
         const exact = await sessionBreakdown(
           database.db,
           scope(oneBatch, start, end, false),

@@ -3,8 +3,8 @@ import type { AppEnv } from "../../env";
 import { ApiError } from "../../lib/errors";
 import { authenticate, authorizeProject } from "../../middleware/auth";
 import { rateLimit } from "../../middleware/rate-limit";
-import { charts } from "./charts";
-import { events } from "./events";
+import { charts } from "./charts/route";
+import { events } from "./events/route";
 
 /**
  * `/export/…`: the project comes from `projectId` (or `project_id`). A read client may omit it

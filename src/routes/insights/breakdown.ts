@@ -2,34 +2,17 @@ import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import * as v from "valibot";
 import type { AppEnv } from "../../env";
+import { BREAKDOWN_DIMENSIONS, isBreakdownDimension } from "../../lib/dimensions";
 import { ApiError } from "../../lib/errors";
 import { validate } from "../../middleware/validate";
-import { BREAKDOWN_DIMENSIONS, type BreakdownDimension, sessionBreakdown } from "../../queries/insights";
+import { sessionBreakdown } from "../../queries/insights/breakdowns";
+import { BreakdownRowSchema } from "../../schemas/insights";
 import { jsonContent, LIST_RESPONSE_HEADERS, PROJECT_ROUTE_PROBLEMS, problemResponses } from "../openapi";
 import { answerList, ListQuery } from "./list";
 
-const DIMENSIONS = Object.keys(BREAKDOWN_DIMENSIONS) as BreakdownDimension[];
-
-const BreakdownRowSchema = v.object({
-  name: v.pipe(
-    v.nullable(v.string()),
-    v.description("The value, or null where it is not set (e.g. direct traffic)."),
-  ),
-  prefix: v.optional(
-    v.pipe(
-      v.nullable(v.string()),
-      v.description("Only on region/city (the country), browser_version (the browser), os_version (the OS)."),
-    ),
-  ),
-  sessions: v.number(),
-  pageviews: v.pipe(v.number(), v.description("Screen views of those sessions.")),
-  bounce_rate: v.number(),
-  avg_session_duration: v.pipe(v.number(), v.description("Seconds, over sessions longer than 0.")),
-});
-
 const DimensionParams = v.object({
   projectId: v.string(),
-  dimension: v.pipe(v.picklist(DIMENSIONS), v.description("The session attribute to group by.")),
+  dimension: v.pipe(v.picklist(BREAKDOWN_DIMENSIONS), v.description("The session attribute to group by.")),
 });
 
 export const breakdown = new Hono<AppEnv>().get(
@@ -51,7 +34,7 @@ export const breakdown = new Hono<AppEnv>().get(
   }),
   async (c, next) => {
     // An unknown dimension is an unknown path, not a bad parameter.
-    if (!(DIMENSIONS as string[]).includes(c.req.param("dimension"))) {
+    if (!isBreakdownDimension(c.req.param("dimension") ?? "")) {
       throw new ApiError({ code: "NOT_FOUND", detail: `No endpoint at ${new URL(c.req.url).pathname}.` });
     }
     await next();

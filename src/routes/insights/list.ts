@@ -2,13 +2,14 @@ import type { Context } from "hono";
 import * as v from "valibot";
 import type { AppEnv } from "../../env";
 import { decodeOffsetCursor, encodeOffsetCursor, queryFingerprint } from "../../lib/cursors";
-import { CursorParam, LimitParam, nextPageHeaders } from "../../lib/paging";
-import { cacheKey, readThrough } from "../../middleware/cache";
+import { nextPageHeaders } from "../../lib/paging";
+import { cacheKey, freshnessFor, readThrough } from "../../middleware/cache";
 import { useDatabase } from "../../middleware/database";
 import { sendJson } from "../../middleware/send-json";
-import { assertValidRegexes } from "../../queries/filters";
-import type { Page, SessionScope } from "../../queries/insights";
-import { freshnessFor, RangeParams, type RangeQuery, resolveInsightsScope } from "./params";
+import { assertValidRegexes } from "../../queries/filter-conditions";
+import type { Page, SessionScope } from "../../queries/insights/model";
+import { CursorParam, LimitParam, RangeParams, type RangeQuery } from "../params";
+import { resolveInsightsScope } from "./scope";
 
 /** Query of the ranked insights lists: the shared range parameters plus `cursor`/`limit`. */
 export const ListQuery = v.object({ ...RangeParams, limit: LimitParam(10), cursor: CursorParam });

@@ -7,6 +7,7 @@ import { useDatabase } from "../../middleware/database";
 import { sendJson } from "../../middleware/send-json";
 import { validate } from "../../middleware/validate";
 import { liveVisitors } from "../../queries/live";
+import { LiveSchema } from "../../schemas/insights";
 import { CACHED_RESPONSE_HEADERS, jsonContent, PROJECT_ROUTE_PROBLEMS, problemResponses } from "../openapi";
 
 /** A live count may be this many seconds old (contract section 9). */
@@ -24,10 +25,6 @@ const LiveQuery = v.object({
     ),
     "5",
   ),
-});
-
-const LiveSchema = v.object({
-  visitors: v.pipe(v.number(), v.description("Distinct visitors with any event in the window.")),
 });
 
 export const live = new Hono<AppEnv>().get(

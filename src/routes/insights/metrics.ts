@@ -3,53 +3,24 @@ import { describeRoute } from "hono-openapi";
 import * as v from "valibot";
 import type { AppEnv } from "../../env";
 import { formatInstant } from "../../lib/timezone";
-import { cacheKey, readThrough } from "../../middleware/cache";
+import { cacheKey, freshnessFor, readThrough } from "../../middleware/cache";
 import { useDatabase } from "../../middleware/database";
 import { sendJson } from "../../middleware/send-json";
 import { validate } from "../../middleware/validate";
-import { assertValidRegexes } from "../../queries/filters";
+import { assertValidRegexes } from "../../queries/filter-conditions";
+import { sessionMetrics } from "../../queries/insights/metrics";
 import {
   type ApproximateMetric,
+  EMPTY_METRICS,
   type MetricsAnswer,
   type SessionMetrics,
-  sessionMetrics,
-} from "../../queries/insights";
+} from "../../queries/insights/model";
+import { type MetricsBody, MetricsResponse } from "../../schemas/insights";
 import { CACHED_RESPONSE_HEADERS, jsonContent, PROJECT_ROUTE_PROBLEMS, problemResponses } from "../openapi";
-import { freshnessFor, RangeParams, resolveInsightsScope, SeriesParams } from "./params";
+import { RangeParams, SeriesParams } from "../params";
+import { resolveInsightsScope } from "./scope";
 
 const MetricsQuery = v.object({ ...RangeParams, ...SeriesParams });
-
-const MetricsSchema = v.object({
-  bounce_rate: v.pipe(v.number(), v.description("100 × bounced sessions / sessions (2 decimals).")),
-  unique_visitors: v.pipe(v.number(), v.description("Distinct visitors among the sessions.")),
-  total_sessions: v.pipe(v.number(), v.description("Sessions whose first event lies in the window.")),
-  avg_session_duration: v.pipe(
-    v.number(),
-    v.description("Mean session length in seconds, over sessions longer than 0."),
-  ),
-  total_screen_views: v.number(),
-  views_per_session: v.number(),
-  total_revenue: v.pipe(v.number(), v.description("Sum of the sessions' revenue, in cents.")),
-});
-const SeriesPointSchema = v.object({
-  date: v.pipe(v.string(), v.description("Bucket start, RFC 3339 with the offset of `timezone`.")),
-  ...MetricsSchema.entries,
-});
-const MetricsResponse = v.pipe(
-  v.object({
-    metrics: MetricsSchema,
-    series: v.array(SeriesPointSchema),
-    previous: v.optional(v.object({ metrics: MetricsSchema, series: v.array(SeriesPointSchema) })),
-    meta: v.object({
-      startDate: v.string(),
-      endDate: v.string(),
-      timezone: v.string(),
-      interval: v.string(),
-      approximate: v.pipe(v.array(v.string()), v.description("Metrics computed from sketches (±2 %).")),
-    }),
-  }),
-  v.metadata({ ref: "MetricsResponse" }),
-);
 
 /** The metrics either period took from sketches. */
 function approximateMetrics(...answers: Array<MetricsAnswer | undefined>): ApproximateMetric[] {
@@ -57,7 +28,10 @@ function approximateMetrics(...answers: Array<MetricsAnswer | undefined>): Appro
 }
 
 function seriesOf(buckets: number[], values: SessionMetrics[], timezone: string) {
-  return buckets.map((start, index) => ({ date: formatInstant(start, timezone), ...values[index] }));
+  return buckets.map((start, index) => ({
+    date: formatInstant(start, timezone),
+    ...(values[index] ?? EMPTY_METRICS),
+  }));
 }
 
 export const metrics = new Hono<AppEnv>().get(
@@ -83,7 +57,7 @@ export const metrics = new Hono<AppEnv>().get(
     const project = c.get("project");
     const key = await cacheKey(project.id, "metrics", scope.fingerprint);
     const { range, filters, rollups, projectTimezone } = scope;
-    const answer = await readThrough(c, key, freshnessFor(range), async () => {
+    const answer = await readThrough(c, key, freshnessFor(range), async (): Promise<MetricsBody> => {
       const db = useDatabase(c);
       await assertValidRegexes(db, filters);
       const current = sessionMetrics(

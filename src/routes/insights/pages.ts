@@ -3,19 +3,10 @@ import { describeRoute } from "hono-openapi";
 import * as v from "valibot";
 import type { AppEnv } from "../../env";
 import { validate } from "../../middleware/validate";
-import { topPages } from "../../queries/insights";
+import { topPages } from "../../queries/insights/pages";
+import { PageRowSchema } from "../../schemas/insights";
 import { jsonContent, LIST_RESPONSE_HEADERS, PROJECT_ROUTE_PROBLEMS, problemResponses } from "../openapi";
 import { answerList, ListQuery } from "./list";
-
-const PageRowSchema = v.object({
-  title: v.pipe(v.nullable(v.string()), v.description("A title seen for the page, or null.")),
-  origin: v.nullable(v.string()),
-  path: v.nullable(v.string()),
-  sessions: v.pipe(v.number(), v.description("Sessions with a screen view of this page.")),
-  pageviews: v.pipe(v.number(), v.description("Screen views of this page in those sessions.")),
-  bounce_rate: v.pipe(v.number(), v.description("Bounce rate over those sessions (percent, 2 decimals).")),
-  avg_duration: v.pipe(v.number(), v.description("Mean time on page in seconds, over views longer than 0.")),
-});
 
 export const pages = new Hono<AppEnv>().get(
   "/:projectId/pages",

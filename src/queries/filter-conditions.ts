@@ -3,15 +3,14 @@ import { type AnyPgColumn, alias, type PgColumn } from "drizzle-orm/pg-core";
 import type { Database } from "../db/client";
 import { events, sessionPages, sessions } from "../db/schema";
 import { ApiError, postgresError } from "../lib/errors";
-import type { Filter, FilterColumn, FilterField } from "../lib/filters";
+import type { Filter, FilterColumn, FilterField } from "../lib/filter-parser";
+import { type EventsTable, eventColumn, sessionColumn } from "./columns";
+import { NUMERIC_TEXT_SQL } from "./sql-helpers";
 
 /**
  * The one filter compiler of the service (contract section 3). Every value and property key is a
  * bound parameter; the only text spliced into SQL is column names and fixed operators.
  */
-
-/** The events table, or an alias of it (`alias(events, "e")`). */
-export type EventsTable = typeof events | ReturnType<typeof alias<typeof events, string>>;
 
 /** The events, pages and session row of a session, inside the EXISTS of a filter on sessions. */
 const FILTER_EVENT = "filter_event";
@@ -25,69 +24,6 @@ const filterSessions = alias(sessions, FILTER_SESSION);
 const PAGE_KEYS = { path: "path", origin: "origin" } as const;
 type PageField = keyof typeof PAGE_KEYS;
 
-type EventKey = keyof typeof events.$inferSelect;
-type SessionAttribute = Exclude<FilterColumn, "name" | "path" | "origin" | "duration" | "revenue">;
-type SessionKey = keyof typeof sessions.$inferSelect;
-
-/** Wire names to event columns. */
-const EVENT_KEYS: Record<FilterColumn, EventKey> = {
-  name: "name",
-  path: "path",
-  origin: "origin",
-  referrer: "referrer",
-  referrer_name: "referrerName",
-  referrer_type: "referrerType",
-  country: "country",
-  region: "region",
-  city: "city",
-  device: "device",
-  brand: "brand",
-  model: "model",
-  browser: "browser",
-  browser_version: "browserVersion",
-  os: "os",
-  os_version: "osVersion",
-  utm_source: "utmSource",
-  utm_medium: "utmMedium",
-  utm_campaign: "utmCampaign",
-  utm_term: "utmTerm",
-  utm_content: "utmContent",
-  profile_id: "profileId",
-  device_id: "deviceId",
-  session_id: "sessionId",
-  duration: "duration",
-  revenue: "revenue",
-};
-
-/**
- * Wire names of the session attributes to `sessions` columns (its first event's values). Event
- * fields are absent: `sessions.revenue` is a total, not an event's revenue.
- */
-const SESSION_KEYS = {
-  referrer: "referrer",
-  referrer_name: "referrerName",
-  referrer_type: "referrerType",
-  country: "country",
-  region: "region",
-  city: "city",
-  device: "device",
-  brand: "brand",
-  model: "model",
-  browser: "browser",
-  browser_version: "browserVersion",
-  os: "os",
-  os_version: "osVersion",
-  utm_source: "utmSource",
-  utm_medium: "utmMedium",
-  utm_campaign: "utmCampaign",
-  utm_term: "utmTerm",
-  utm_content: "utmContent",
-  profile_id: "profileId",
-  device_id: "deviceId",
-  session_id: "id",
-} as const satisfies Record<SessionAttribute, SessionKey>;
-
-const isSessionAttribute = (column: FilterColumn): column is SessionAttribute => column in SESSION_KEYS;
 const isPageField = (column: FilterColumn): column is PageField => column in PAGE_KEYS;
 
 /** What a filter compares: a text expression, or a number (duration, revenue). */
@@ -103,14 +39,8 @@ function eventOperand(field: FilterField, table: EventsTable): Operand {
     // The key path is one bound text[] parameter: keys never become SQL text.
     return { expression: sql`(${table.properties} #>> ${sql.param(field.path)}::text[])`, numeric: false };
   }
-  return { expression: table[EVENT_KEYS[field.column]], numeric: field.numeric };
+  return { expression: eventColumn(field.column, table), numeric: field.numeric };
 }
-
-// Numeric text as `isNumericValue` accepts it: at most 100 characters (the lookahead) with a 3-digit
-// exponent, so the guarded `::numeric` cast can never fail. `[.]` avoids backslash escaping.
-const NUMERIC_TEXT_SQL = sql.raw(
-  `'^(?=.{1,100}$)[+-]?([0-9]+([.][0-9]*)?|[.][0-9]+)([eE][+-]?[0-9]{1,3})?$'`,
-);
 
 const escapeLike = (text: string) => text.replace(/[\\%_]/g, (match) => `\\${match}`);
 
@@ -271,15 +201,15 @@ export function sessionConditions(filters: Filter[], options: SessionFilterOptio
   return and(
     ...filters.map((filter) => {
       const { field } = filter;
-      if (field.kind === "column" && field.scope === "session" && isSessionAttribute(field.column)) {
-        const key = SESSION_KEYS[field.column];
-        if (onSessionRow) return condition(filter, { expression: sessions[key], numeric: false });
+      if (field.kind === "column" && field.scope === "session") {
+        if (onSessionRow)
+          return condition(filter, { expression: sessionColumn(field.column), numeric: false });
         return someRowOf(
           sessions,
           FILTER_SESSION,
           { projectId: filterSessions.projectId, sessionId: filterSessions.id },
           ...startedInWindow(filterSessions.startedAt),
-          condition(filter, { expression: filterSessions[key], numeric: false }),
+          condition(filter, { expression: sessionColumn(field.column, filterSessions), numeric: false }),
         );
       }
       if (field.kind === "column" && isPageField(field.column)) {

@@ -1,6 +1,6 @@
 /**
  * Distinct-visitor estimates from the HyperLogLog sketches of `visitor_sketches` and
- * `visitor_day_sketches` (migrations 0003/0004): 2^15 registers, each holding the position (1–49)
+ * `visitor_day_sketches` (src/db/routines/refresh_visitor_sketches.sql): 2^15 registers, each holding the position (1–49)
  * of the lowest set bit in the 49 hash bits above the register index (50 when none is set). A merged sketch is read as "how many registers are at least k"
  * for every plane k, which gives the register histogram the estimator needs.
  *
@@ -9,7 +9,7 @@
  * bias tables, standard error about 1.04 / sqrt(2^15) = 0.57 %.
  */
 
-import { SKETCH_REGISTER_BITS } from "../db/schema";
+import { SKETCH_REGISTER_BITS } from "../../db/schema";
 
 export const SKETCH_REGISTERS = SKETCH_REGISTER_BITS;
 /** Hash bits above the register index; register values run from 0 (empty) to this + 1. */

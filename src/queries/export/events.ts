@@ -1,10 +1,11 @@
 import { and, desc, eq, gte, lt, type SQL, sql } from "drizzle-orm";
 import type { AnyPgColumn } from "drizzle-orm/pg-core";
-import type { Database } from "../db/client";
-import { eventMeta, events, profiles } from "../db/schema";
-import type { Filter } from "../lib/filters";
-import { eventConditions } from "./filters";
-import { toNumber } from "./sql-helpers";
+import type { Database } from "../../db/client";
+import { eventMeta, events, profiles } from "../../db/schema";
+import type { Filter } from "../../lib/filter-parser";
+import type { ExportedEvent } from "../../schemas/export-events";
+import { eventConditions } from "../filter-conditions";
+import { toNumber } from "../sql-helpers";
 
 /**
  * Raw event export (contract section 6): the events of one project newest first, `created_at`
@@ -31,67 +32,6 @@ export interface EventExportScope {
 export interface EventPosition {
   createdAt: number;
   id: string;
-}
-
-export interface ExportedProfile {
-  id: string;
-  firstName: string | null;
-  lastName: string | null;
-  email: string | null;
-  avatar: string | null;
-  isExternal: boolean;
-  properties: Record<string, unknown>;
-  createdAt: string;
-  lastSeenAt: string | null;
-}
-
-export interface ExportedEventMeta {
-  name: string;
-  description: string | null;
-  conversion: boolean;
-  color: string | null;
-  icon: string | null;
-}
-
-/** One exported event; each `includes` group adds exactly its own keys. */
-export interface ExportedEvent {
-  id: string;
-  name: string;
-  deviceId: string;
-  profileId: string;
-  sessionId: string;
-  projectId: string;
-  /** RFC 3339 in UTC with milliseconds. */
-  createdAt: string;
-  path: string | null;
-  /** Milliseconds. */
-  duration: number;
-  /** Cents. */
-  revenue: number;
-  country: string | null;
-  city: string | null;
-  os: string | null;
-  browser: string | null;
-  profile?: ExportedProfile | null;
-  meta?: ExportedEventMeta | null;
-  properties?: Record<string, unknown>;
-  region?: string | null;
-  latitude?: number | null;
-  longitude?: number | null;
-  device?: string | null;
-  brand?: string | null;
-  model?: string | null;
-  osVersion?: string | null;
-  browserVersion?: string | null;
-  origin?: string | null;
-  referrer?: string | null;
-  referrerName?: string | null;
-  referrerType?: string | null;
-  utmSource?: string | null;
-  utmMedium?: string | null;
-  utmCampaign?: string | null;
-  utmTerm?: string | null;
-  utmContent?: string | null;
 }
 
 const ALWAYS = {
@@ -155,6 +95,17 @@ const GROUP_COLUMNS = {
   },
 };
 
+/** The event columns of a record with these groups (all but the joined profile and metadata). */
+function plainColumns(includes: ReadonlySet<EventInclude>) {
+  return {
+    ...ALWAYS,
+    ...(includes.has("properties") ? GROUP_COLUMNS.properties : {}),
+    ...(includes.has("geo") ? GROUP_COLUMNS.geo : {}),
+    ...(includes.has("device") ? GROUP_COLUMNS.device : {}),
+    ...(includes.has("referrer") ? GROUP_COLUMNS.referrer : {}),
+  };
+}
+
 /** The keys of a record with these groups, in record order: the CSV header row. */
 export function exportedEventKeys(includes: ReadonlySet<EventInclude>): Array<keyof ExportedEvent> {
   const keys: Array<keyof ExportedEvent> = Object.keys(ALWAYS) as Array<keyof ExportedEvent>;
@@ -201,6 +152,37 @@ export interface EventPageRequest {
 }
 
 /**
+ * One page of the export as a query with any select list: the profile and metadata LEFT JOINs when
+ * they are included (never a query per event), the scope, the position and the export order.
+ */
+function selectPage(
+  db: Database,
+  selection: Record<string, SQL | SQL.Aliased | AnyPgColumn>,
+  scope: EventExportScope,
+  includes: ReadonlySet<EventInclude>,
+  page: EventPageRequest,
+) {
+  let query = db.select(selection).from(events).$dynamic();
+  if (includes.has("profile")) {
+    query = query.leftJoin(
+      profiles,
+      and(eq(profiles.projectId, events.projectId), eq(profiles.id, events.profileId)),
+    );
+  }
+  if (includes.has("meta")) {
+    query = query.leftJoin(
+      eventMeta,
+      and(eq(eventMeta.projectId, events.projectId), eq(eventMeta.name, events.name)),
+    );
+  }
+  query = query
+    .where(and(scopeConditions(scope), page.after ? olderThan(page.after) : undefined))
+    .orderBy(desc(events.createdAt), desc(events.id))
+    .limit(page.limit);
+  return page.offset ? query.offset(page.offset) : query;
+}
+
+/**
  * The SQL of one page of the export (unexecuted, so its plan can be inspected). Profile and
  * metadata come from LEFT JOINs in the same query (never a query per event); a group's columns
  * are read only when it is included.
@@ -211,39 +193,18 @@ export function eventPageQuery(
   includes: ReadonlySet<EventInclude>,
   page: EventPageRequest,
 ) {
-  const withProfile = includes.has("profile");
-  const withMeta = includes.has("meta");
-  let query = db
-    .select({
-      ...ALWAYS,
-      ...(includes.has("properties") ? GROUP_COLUMNS.properties : {}),
-      ...(includes.has("geo") ? GROUP_COLUMNS.geo : {}),
-      ...(includes.has("device") ? GROUP_COLUMNS.device : {}),
-      ...(includes.has("referrer") ? GROUP_COLUMNS.referrer : {}),
+  return selectPage(
+    db,
+    {
+      ...plainColumns(includes),
       // Prefixed flat columns, shaped below: drizzle's own nesting would depend on the join types.
-      ...(withProfile ? prefixed("profile_", PROFILE) : {}),
-      ...(withMeta ? prefixed("meta_", META) : {}),
-    })
-    .from(events)
-    .$dynamic();
-  if (withProfile) {
-    query = query.leftJoin(
-      profiles,
-      and(eq(profiles.projectId, events.projectId), eq(profiles.id, events.profileId)),
-    );
-  }
-  if (withMeta) {
-    query = query.leftJoin(
-      eventMeta,
-      and(eq(eventMeta.projectId, events.projectId), eq(eventMeta.name, events.name)),
-    );
-  }
-  query = query
-    .where(and(scopeConditions(scope), page.after ? olderThan(page.after) : undefined))
-    .orderBy(desc(events.createdAt), desc(events.id))
-    .limit(page.limit);
-  if (page.offset) query = query.offset(page.offset);
-  return query;
+      ...(includes.has("profile") ? prefixed("profile_", PROFILE) : {}),
+      ...(includes.has("meta") ? prefixed("meta_", META) : {}),
+    },
+    scope,
+    includes,
+    page,
+  );
 }
 
 /** One page of the export, newest first. */
@@ -284,11 +245,7 @@ export async function readEventLines(
   page: EventPageRequest,
 ): Promise<EventLines> {
   const plain: Record<string, SQL | AnyPgColumn> = {
-    ...ALWAYS,
-    ...(includes.has("properties") ? GROUP_COLUMNS.properties : {}),
-    ...(includes.has("geo") ? GROUP_COLUMNS.geo : {}),
-    ...(includes.has("device") ? GROUP_COLUMNS.device : {}),
-    ...(includes.has("referrer") ? GROUP_COLUMNS.referrer : {}),
+    ...plainColumns(includes),
     createdAt: isoText(events.createdAt),
   };
   // Each column aliased to its record key, so row_to_json names it as the JSON pages do.
@@ -314,24 +271,7 @@ export async function readEventLines(
       columns[key] = plain[key] as SQL | AnyPgColumn;
     }
   }
-  let query = db.select(aliased(columns)).from(events).$dynamic();
-  if (includes.has("profile")) {
-    query = query.leftJoin(
-      profiles,
-      and(eq(profiles.projectId, events.projectId), eq(profiles.id, events.profileId)),
-    );
-  }
-  if (includes.has("meta")) {
-    query = query.leftJoin(
-      eventMeta,
-      and(eq(eventMeta.projectId, events.projectId), eq(eventMeta.name, events.name)),
-    );
-  }
-  query = query
-    .where(and(scopeConditions(scope), page.after ? olderThan(page.after) : undefined))
-    .orderBy(desc(events.createdAt), desc(events.id))
-    .limit(page.limit);
-  if (page.offset) query = query.offset(page.offset);
+  const query = selectPage(db, aliased(columns), scope, includes, page);
   // Only the line travels: the position of the batch's end is read back from its last record,
   // which costs one JSON.parse per batch instead of two more columns per event.
   const result = await db.execute<{ line: string }>(

@@ -1,9 +1,11 @@
 import { and, eq, gte, inArray, lt, type SQL, sql } from "drizzle-orm";
 import type { PgColumn } from "drizzle-orm/pg-core";
-import type { Database } from "../db/client";
-import { derivedState, eventRollups, events } from "../db/schema";
-import type { FilterColumn, FilterField } from "../lib/filters";
-import { HOUR_MS } from "../lib/timezone";
+import type { Database } from "../../db/client";
+import { derivedState, eventRollups, events } from "../../db/schema";
+import { CHART_ROLLUP_COLUMNS } from "../../lib/dimensions";
+import type { FilterColumn, FilterField } from "../../lib/filter-parser";
+import { HOUR_MS } from "../../lib/timezone";
+import { eventConditions } from "../filter-conditions";
 import {
   type BucketValues,
   breakdownValue,
@@ -13,33 +15,20 @@ import {
   isPropertySegment,
   periodAndBucket,
   scanStart,
-} from "./charts-model";
-import { eventConditions } from "./filters";
+} from "./model";
 
 /**
- * The rollup path of the chart queries: the same numbers as the exact path in charts.ts, read
- * from the hourly event rollups that `refresh_derived()` maintains (migrations 0007–0008) plus
- * the events that arrived since its last run, which it has not folded in yet. The rollups hold
- * exactly the events below the watermark, so the sum is exact at any moment.
+ * The rollup path of the chart queries: the same numbers as the exact path (exact.ts), read from
+ * the hourly event rollups that `refresh_derived()` maintains (src/db/routines/
+ * refresh_event_rollups.sql) plus the events that arrived since its last run, which it has not
+ * folded in yet. The rollups hold exactly the events below the watermark, so the sum is exact at
+ * any moment.
  */
 
-/**
- * The breakdown columns the event rollups carry (`name` is part of every row): the ones charts are
- * usually split by. Each costs a hash aggregate over every event when the rollups are built, so
- * the long tail (cities, versions, full referrers, properties) stays on the exact path.
- */
+/** The columns the event rollups carry a row per value of; `name` is part of every row. */
 const ROLLED_UP_BREAKDOWNS: ReadonlySet<FilterColumn> = new Set<FilterColumn>([
   "name",
-  "path",
-  "country",
-  "device",
-  "browser",
-  "os",
-  "referrer_name",
-  "referrer_type",
-  "utm_source",
-  "utm_medium",
-  "utm_campaign",
+  ...CHART_ROLLUP_COLUMNS,
 ]);
 
 /** Segments that add up over hours: counts, sums, minima and maxima (distinct counts do not). */

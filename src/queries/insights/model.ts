@@ -1,8 +1,9 @@
-import type { Filter } from "../lib/filters";
-import { HOUR_MS } from "../lib/timezone";
-import { toNumber } from "./sql-helpers";
+import type { Filter } from "../../lib/filter-parser";
+import { HOUR_MS } from "../../lib/timezone";
+import type { BreakdownRow, PageRow, SessionMetrics } from "../../schemas/insights";
+import { toNumber } from "../sql-helpers";
 
-/** Shapes shared by the two paths of the insights queries: exact (insights.ts) and rolled up. */
+/** Shapes shared by the two paths of the insights queries: exact (metrics.ts, pages.ts, breakdowns.ts) and rolled up (rollups.ts). */
 
 /** Half-open time window in epoch milliseconds. */
 export interface TimeWindow {
@@ -22,16 +23,6 @@ export interface SessionScope {
 
 /** Metrics that came from sketches rather than exact counts (`meta.approximate`). */
 export type ApproximateMetric = "unique_visitors";
-
-export interface SessionMetrics {
-  bounce_rate: number;
-  unique_visitors: number;
-  total_sessions: number;
-  avg_session_duration: number;
-  total_screen_views: number;
-  views_per_session: number;
-  total_revenue: number;
-}
 
 export function toMetrics(row: Record<keyof SessionMetrics, string | number | null>): SessionMetrics {
   return {
@@ -55,28 +46,11 @@ export const EMPTY_METRICS: SessionMetrics = toMetrics({
   total_revenue: 0,
 });
 
+export type { BreakdownRow, PageRow, SessionMetrics };
+
 export interface Page {
   offset: number;
   limit: number;
-}
-
-export interface PageRow {
-  title: string | null;
-  origin: string | null;
-  path: string | null;
-  sessions: number;
-  pageviews: number;
-  bounce_rate: number;
-  avg_duration: number;
-}
-
-export interface BreakdownRow {
-  name: string | null;
-  prefix?: string | null;
-  sessions: number;
-  pageviews: number;
-  bounce_rate: number;
-  avg_session_duration: number;
 }
 
 /** Metrics of a window and of each of its buckets, and which of them are estimates. */

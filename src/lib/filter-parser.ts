@@ -5,7 +5,7 @@ import { jsonQueryParam } from "./validation";
 /**
  * The one filter parser of the service (contract section 3): the valibot schemas that validate a
  * `filters` parameter with precise issue paths (`filters/2/operator`), and `normalizeFilters`, which
- * turns the validated objects into `Filter`s for the SQL compiler in `src/queries/filters.ts`.
+ * turns the validated objects into `Filter`s for the SQL compiler in `src/queries/filter-conditions.ts`.
  */
 
 export const FILTER_OPERATORS = [
@@ -58,8 +58,19 @@ export const FILTER_COLUMNS = [
 
 export type FilterColumn = (typeof FILTER_COLUMNS)[number];
 
+/** Fields of single events; on session-scoped queries they match sessions with a matching event. */
+const EVENT_FIELDS = ["name", "path", "origin", "duration", "revenue"] as const;
+export type EventField = (typeof EVENT_FIELDS)[number];
+
+/**
+ * The fields a session carries, the attributes of its first event. Event fields are not among them,
+ * even where `sessions` has a column of that name (its `revenue` is the session's total).
+ */
+export type SessionAttribute = Exclude<FilterColumn, EventField>;
+
 export type FilterField =
-  | { kind: "column"; column: FilterColumn; scope: "session" | "event"; numeric: boolean }
+  | { kind: "column"; column: SessionAttribute; scope: "session"; numeric: false }
+  | { kind: "column"; column: EventField; scope: "event"; numeric: boolean }
   | { kind: "property"; path: string[]; scope: "event" };
 
 export interface Filter {
@@ -70,9 +81,8 @@ export interface Filter {
   index: number;
 }
 
-/** Fields of single events; on session-scoped queries they match sessions with a matching event. */
-const EVENT_COLUMNS: ReadonlySet<FilterColumn> = new Set(["name", "path", "origin", "duration", "revenue"]);
-const NUMERIC_COLUMNS: ReadonlySet<FilterColumn> = new Set(["duration", "revenue"]);
+const isEventField = (column: FilterColumn): column is EventField =>
+  (EVENT_FIELDS as readonly string[]).includes(column);
 const COMPARISONS: ReadonlySet<FilterOperator> = new Set(["gt", "gte", "lt", "lte"]);
 const VALUELESS: ReadonlySet<FilterOperator> = new Set(["isNull", "isNotNull"]);
 
@@ -96,12 +106,9 @@ const COLUMN_BY_NAME: ReadonlyMap<string, FilterColumn> = new Map(
 export function resolveFilterField(name: string): FilterField | undefined {
   const column = COLUMN_BY_NAME.get(name);
   if (column) {
-    return {
-      kind: "column",
-      column,
-      scope: EVENT_COLUMNS.has(column) ? "event" : "session",
-      numeric: NUMERIC_COLUMNS.has(column),
-    };
+    return isEventField(column)
+      ? { kind: "column", column, scope: "event", numeric: column === "duration" || column === "revenue" }
+      : { kind: "column", column, scope: "session", numeric: false };
   }
   if (!name.startsWith(PROPERTY_PREFIX)) return undefined;
   const path = name.slice(PROPERTY_PREFIX.length).split(".");

@@ -1,7 +1,8 @@
 import { and, eq, gte, lt, type SQL, sql } from "drizzle-orm";
-import type { Database } from "../db/client";
-import { rollupTimezones, sessions } from "../db/schema";
-import { addLocalDays, HOUR_MS, startOfLocalDay } from "../lib/timezone";
+import type { Database } from "../../db/client";
+import { rollupTimezones, sessions } from "../../db/schema";
+import { addLocalDays, HOUR_MS, startOfLocalDay } from "../../lib/timezone";
+import { rankOrder, ratio, timestampArray, toNumber } from "../sql-helpers";
 import {
   type BreakdownRow,
   type MetricsAnswer,
@@ -15,16 +16,15 @@ import {
   toBreakdownRow,
   toBucketMetrics,
   toPageRow,
-} from "./insights-model";
-import { rankOrder, ratio, timestampArray, toNumber } from "./sql-helpers";
+} from "./model";
 import { estimateVisitors } from "./visitor-sketch";
 
 /**
- * The rollup path of the insights queries: the same numbers as the exact path in insights.ts,
- * read from the rollups that `refresh_derived()` maintains (migrations 0003–0006). Only unique
- * visitors of large windows differ: they come from merged HyperLogLog sketches (within ±2 %) and
- * are flagged as approximate. Callers use it only when `rollupsCover` says the hours add up to
- * the request.
+ * The rollup path of the insights queries: the same numbers as the exact path (metrics.ts,
+ * pages.ts, breakdowns.ts), read from the rollups that `refresh_derived()` maintains
+ * (src/db/routines/refresh_rollups.sql and refresh_day_sketches.sql). Only unique visitors of large
+ * windows differ: they come from merged HyperLogLog sketches (within ±2 %) and are flagged as
+ * approximate. Callers use it only when `rollupsCover` says the hours add up to the request.
  */
 
 /** The rollup families: their hour table, their day table, and the columns both share. */

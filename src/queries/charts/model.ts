@@ -1,11 +1,12 @@
-import { getTableColumns, type SQL, sql } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 import type { PgColumn, SubqueryWithSelection } from "drizzle-orm/pg-core";
-import type { Database } from "../db/client";
-import { events } from "../db/schema";
-import type { Filter, FilterField } from "../lib/filters";
-import { timestampArray } from "./sql-helpers";
+import type { Database } from "../../db/client";
+import { events } from "../../db/schema";
+import type { Filter, FilterField } from "../../lib/filter-parser";
+import { eventColumn } from "../columns";
+import { timestampArray } from "../sql-helpers";
 
-/** Shapes shared by the two paths of the chart queries: exact (charts.ts) and rolled up. */
+/** Shapes shared by the two paths of the chart queries: exact (exact.ts) and rolled up (rollups.ts). */
 
 export const CHART_SEGMENTS = [
   "event",
@@ -98,18 +99,6 @@ export function periodAndBucket(
         then width_bucket(${time}, ${timestampArray(current.buckets)})
         else width_bucket(${time}, ${timestampArray(previous.buckets)}) end)`,
   };
-}
-
-// Wire names are the events table's SQL column names, so the lookup needs no second map.
-const EVENT_COLUMNS: ReadonlyMap<string, PgColumn> = new Map(
-  Object.values(getTableColumns(events)).map((column) => [column.name, column]),
-);
-
-export function eventColumn(name: string): PgColumn {
-  const column = EVENT_COLUMNS.get(name);
-  // Unreachable after validation: every filter column name is an events column.
-  if (!column) throw new Error(`no events column ${name}`);
-  return column;
 }
 
 /** The field's value as text; a property key path is one bound text[] parameter. */

@@ -1,0 +1,53 @@
+import { sql } from "drizzle-orm";
+import type { Database } from "../../db/client";
+import { sessions } from "../../db/schema";
+import { type BreakdownDimension, DIMENSION_PREFIXES } from "../../lib/dimensions";
+import { sessionColumn } from "../columns";
+import { rankOrder } from "../sql-helpers";
+import { type BreakdownRow, type Page, rollupsCover, type SessionScope, toBreakdownRow } from "./model";
+import { rolledUpBreakdown } from "./rollups";
+import { metricColumns, sessionsInScope } from "./session-scope";
+
+/**
+ * Sessions grouped by one of their attributes (the first event's). Empty strings count as
+ * "not set" together with NULL, so direct traffic is one row named null.
+ */
+export function sessionBreakdown(
+  db: Database,
+  scope: SessionScope,
+  dimension: BreakdownDimension,
+  page: Page,
+): Promise<BreakdownRow[]> {
+  return rollupsCover(scope)
+    ? rolledUpBreakdown(db, scope, dimension, DIMENSION_PREFIXES[dimension] !== undefined, page)
+    : exactBreakdown(db, scope, dimension, page);
+}
+
+async function exactBreakdown(
+  db: Database,
+  scope: SessionScope,
+  dimension: BreakdownDimension,
+  page: Page,
+): Promise<BreakdownRow[]> {
+  const prefixedBy = DIMENSION_PREFIXES[dimension];
+  const name = sql<string | null>`nullif(${sessionColumn(dimension)}, '')`;
+  const prefix = prefixedBy ? sql<string | null>`nullif(${sessionColumn(prefixedBy)}, '')` : undefined;
+  const sessionCount = sql<string>`count(*)`;
+  const sessionAggregates = metricColumns(sessions);
+  const rows = await db
+    .select({
+      name,
+      prefix: prefix ?? sql<null>`null`,
+      sessions: sessionCount,
+      pageviews: sessionAggregates.total_screen_views,
+      bounce_rate: sessionAggregates.bounce_rate,
+      avg_session_duration: sessionAggregates.avg_session_duration,
+    })
+    .from(sessions)
+    .where(sessionsInScope(scope))
+    .groupBy(...(prefix ? [name, prefix] : [name]))
+    .orderBy(...rankOrder(sessionCount, name, ...(prefix ? [prefix] : [])))
+    .limit(page.limit + 1)
+    .offset(page.offset);
+  return rows.map((row) => toBreakdownRow(row, prefix !== undefined));
+}

@@ -1,0 +1,131 @@
+import { ApiError } from "../../../lib/errors";
+import {
+  type Filter,
+  type FilterField,
+  normalizeFilters,
+  type RawFilter,
+  resolveFilterField,
+} from "../../../lib/filter-parser";
+import { type ResolvedRange, resolveRange } from "../../../lib/range";
+import { type ChartSegment, type ChartSeriesQuery, isPropertySegment } from "../../../queries/charts/model";
+import type { ChartsInput, RawSeries } from "./schema";
+
+/** A validated `/export/charts` request turned into what the chart queries and the cache need. */
+
+export interface NormalizedSeries {
+  name: string;
+  segment: ChartSegment;
+  /** Only for property segments. */
+  property?: string;
+  filters: RawFilter[];
+}
+
+/**
+ * The requested series with the top-level `segment` and `property` applied. A property segment
+ * without a property is a 400 at the series' `property` when the series chose the segment, else at
+ * the top-level `property`.
+ */
+function normalizeSeries(query: ChartsInput): { param: string; series: NormalizedSeries[] } {
+  if (query.series !== undefined && query.events !== undefined) {
+    throw ApiError.invalid("events", "events is an alias of series: give one of them, not both");
+  }
+  const param = query.series !== undefined ? "series" : "events";
+  const list: RawSeries[] | undefined = query.series ?? query.events;
+  if (list === undefined) {
+    throw ApiError.invalid(
+      "series",
+      'series is required: a JSON array of {name, filters?, segment?, property?}, e.g. [{"name":"screen_view"}]',
+    );
+  }
+  const series = list.map((item, index): NormalizedSeries => {
+    const segment = item.segment ?? query.segment;
+    const base = { name: item.name, segment, filters: item.filters ?? [] };
+    if (!isPropertySegment(segment)) return base;
+    const property = item.property ?? query.property;
+    if (property === undefined) {
+      throw ApiError.invalid(
+        item.segment === undefined ? "property" : `${param}/${index}/property`,
+        `segment ${segment} needs a property: duration, revenue or properties.<key>`,
+      );
+    }
+    return { ...base, property };
+  });
+  return { param, series };
+}
+
+export interface ChartRequest {
+  /** `series`, or `events` when the alias was used: the prefix of a series' error paths. */
+  param: string;
+  series: NormalizedSeries[];
+  /** The breakdown names as given (the keys of `event.breakdowns`). */
+  breakdownNames: string[];
+  range: ResolvedRange;
+  limit: number;
+  /** Normalized inputs that fully determine the answer: the cache key. */
+  fingerprint: Record<string, unknown>;
+}
+
+export function resolveChartRequest(query: ChartsInput, projectTimezone: string, now: Date): ChartRequest {
+  const { param, series } = normalizeSeries(query);
+  const range = resolveRange({
+    range: query.range,
+    startDate: query.startDate,
+    endDate: query.endDate,
+    timezone: query.timezone ?? projectTimezone,
+    interval: query.interval,
+    previous: query.previous === "true",
+    now,
+    defaultRange: "30d",
+    autoInterval: false,
+  });
+  const breakdownNames = (query.breakdowns ?? []).map((breakdown) => breakdown.name);
+  return {
+    param,
+    series,
+    breakdownNames,
+    range,
+    limit: query.limit,
+    fingerprint: {
+      window: range.window,
+      timezone: range.timezone,
+      interval: range.interval,
+      previous: range.previous?.window ?? null,
+      series,
+      breakdowns: breakdownNames,
+      limit: query.limit,
+      filters: query.filters,
+    },
+  };
+}
+
+/** The chart's filters, each series' own, and one query per series (both filter lists ANDed). */
+export function chartSeriesQueries(
+  request: ChartRequest,
+  chartFilterInput: RawFilter[],
+  options: { projectId: string; rollups: boolean },
+): { chartFilters: Filter[]; seriesFilters: Filter[][]; queries: ChartSeriesQuery[] } {
+  const chartFilters = normalizeFilters(chartFilterInput);
+  const seriesFilters = request.series.map((item) => normalizeFilters(item.filters));
+  const breakdowns = request.breakdownNames.map((name, index): FilterField => {
+    const field = resolveFilterField(name);
+    // Unreachable after validation; a 400 rather than a 500 if a caller ever skips it.
+    if (!field) throw ApiError.invalid(`breakdowns/${index}/name`, `unknown breakdown ${name}`);
+    return field;
+  });
+  const { range } = request;
+  const queries = request.series.map(
+    (item, index): ChartSeriesQuery => ({
+      projectId: options.projectId,
+      event: item.name,
+      segment: item.segment,
+      property: item.property === undefined ? undefined : resolveFilterField(item.property),
+      filters: [...chartFilters, ...(seriesFilters[index] ?? [])],
+      breakdowns,
+      limit: request.limit,
+      current: { window: range.window, buckets: range.buckets },
+      previous: range.previous,
+      rollups: options.rollups,
+    }),
+  );
+  return { chartFilters, seriesFilters, queries };
+}

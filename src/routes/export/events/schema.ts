@@ -1,0 +1,145 @@
+import * as v from "valibot";
+import { EXPORT_FORMATS } from "../../../lib/export-format";
+import { FiltersParam } from "../../../lib/filter-parser";
+import { EVENT_INCLUDES, type EventInclude } from "../../../queries/export/events";
+import { LimitParam, ProjectParams } from "../../params";
+
+/** The query parameters of `/export/events` (contract section 6), validated and documented. */
+
+const MAX_EVENT_NAMES = 100;
+const MAX_PAGE = 1_000_000;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Values of a repeatable parameter: Hono's query validator hands a repeated key over as an array. */
+const Repeatable = v.union(
+  [v.string(), v.array(v.string())],
+  "must be text; repeat the key for several values",
+);
+
+/** The non-blank values, each split on commas when `splitCommas` is set. */
+function listOf(value: string | string[] | undefined, splitCommas: boolean): string[] {
+  const values = value === undefined ? [] : Array.isArray(value) ? value : [value];
+  return values
+    .flatMap((item) => (splitCommas ? item.split(",") : [item]))
+    .map((item) => item.trim())
+    .filter((item) => item !== "");
+}
+
+export const isEventInclude = (name: string): name is EventInclude =>
+  (EVENT_INCLUDES as readonly string[]).includes(name);
+
+export const EventsQuery = v.object({
+  ...ProjectParams,
+  event: v.optional(
+    v.pipe(
+      Repeatable,
+      v.description(
+        "Only events with this name. Repeat the key for several names " +
+          "(`event=signup&event=purchase`); at most 100.",
+      ),
+      v.transform((value) => listOf(value, false)),
+      v.check((names) => names.length <= MAX_EVENT_NAMES, `event takes at most ${MAX_EVENT_NAMES} names`),
+    ),
+  ),
+  profileId: v.optional(
+    v.pipe(
+      v.string(),
+      v.description("Only this visitor's events (`profile_id`); the count agrees with the data."),
+    ),
+  ),
+  start: v.optional(
+    v.pipe(
+      v.string(),
+      v.description(
+        "Earliest event time, inclusive: `YYYY-MM-DD`, `YYYY-MM-DD HH:mm:ss` (local to `timezone`) " +
+          "or RFC 3339. May be given alone.",
+      ),
+    ),
+  ),
+  end: v.optional(
+    v.pipe(
+      v.string(),
+      v.description(
+        "Latest event time, inclusive, same formats as `start`: a date-only end covers that whole day. " +
+          "May be given alone.",
+      ),
+    ),
+  ),
+  timezone: v.optional(
+    v.pipe(v.string(), v.description("IANA zone of date-only and local `start`/`end` (default UTC).")),
+  ),
+  filters: FiltersParam,
+  includes: v.optional(
+    v.pipe(
+      Repeatable,
+      v.description(
+        `Extra fields, comma-separated and/or repeated: ${EVENT_INCLUDES.join(", ")}. ` +
+          "`profile` adds the visitor's profile (or null), `meta` the event name's metadata (or null), " +
+          "`properties` the event's properties, `geo` region/latitude/longitude, `device` " +
+          "device/brand/model/osVersion/browserVersion, `referrer` origin, referrer and UTM fields.",
+      ),
+      v.examples(["profile,geo"]),
+      v.transform((value) => listOf(value, true)),
+      v.check(
+        (names) => names.every(isEventInclude),
+        (issue) => {
+          const unknown = issue.input.filter((name) => !isEventInclude(name));
+          const names = unknown.map((name) => JSON.stringify(name)).join(", ");
+          return `unknown includes ${names}; use ${EVENT_INCLUDES.join(", ")}`;
+        },
+      ),
+    ),
+  ),
+  limit: LimitParam(50),
+  cursor: v.optional(
+    v.pipe(
+      v.string(),
+      v.maxLength(200, "cursor is not one this API issued"),
+      v.description(
+        "Opaque cursor from the previous page's `meta.next` (also in `X-Next-Cursor` and `Link`).",
+      ),
+    ),
+  ),
+  page: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(/^\d+$/, `page must be a whole number from 1 to ${MAX_PAGE}`),
+      v.toNumber(),
+      v.minValue(1, `page must be from 1 to ${MAX_PAGE}`),
+      v.maxValue(MAX_PAGE, `page must be from 1 to ${MAX_PAGE}`),
+      v.description(
+        "1-based page number (OpenPanel-style offset paging, kept for compatibility; deep pages cost more " +
+          "than `cursor`). Adds `totalCount`, `pages` and `current` to `meta`.",
+      ),
+    ),
+  ),
+  after: v.optional(
+    v.pipe(
+      v.string(),
+      v.check((id) => id.trim() === "" || UUID.test(id.trim()), "after must be an event id (a UUID)"),
+      v.description(
+        "Resume after this event: the `id` of the last event received (e.g. from an interrupted stream).",
+      ),
+    ),
+  ),
+  totalCount: v.optional(
+    v.pipe(
+      v.picklist(["true", "false"], "totalCount must be true or false"),
+      v.description("Add `totalCount`, `pages` and `current` to `meta` (one more count over the selection)."),
+    ),
+    "false",
+  ),
+  format: v.optional(
+    v.pipe(
+      v.picklist(EXPORT_FORMATS, `format must be one of ${EXPORT_FORMATS.join(", ")}`),
+      v.description(
+        "`json` (a page, the default), `ndjson` or `csv` (every matching event, streamed; `limit` caps it " +
+          "when given). Without it, `Accept: application/x-ndjson` or `text/csv` choose the stream.",
+      ),
+    ),
+  ),
+});
+
+export type EventsQueryOutput = v.InferOutput<typeof EventsQuery>;
+
+export const streamContent = (description: string) => ({ schema: { type: "string" as const, description } });

@@ -1,0 +1,47 @@
+import type { Context } from "hono";
+import type { AppEnv } from "../../env";
+import { type Filter, normalizeFilters } from "../../lib/filter-parser";
+import { type ResolvedRange, resolveRange } from "../../lib/range";
+import { type RangeQuery, rollupsAllowed } from "../params";
+
+export interface InsightsScope {
+  range: ResolvedRange;
+  filters: Filter[];
+  /** Whether the hourly rollups may answer (wrangler var ROLLUPS, "off" forces the exact path). */
+  rollups: boolean;
+  /** The project's own timezone (the rollups' days are its days). */
+  projectTimezone: string;
+  /** Normalized inputs that fully determine the answer: the cache key and cursor fingerprint. */
+  fingerprint: Record<string, unknown>;
+}
+
+/** Resolves the window and filters of an insights request in the project's timezone by default. */
+export function resolveInsightsScope(
+  c: Context<AppEnv>,
+  query: RangeQuery,
+  options: { autoInterval: boolean },
+): InsightsScope {
+  const range = resolveRange({
+    range: query.range,
+    startDate: query.startDate,
+    endDate: query.endDate,
+    timezone: query.timezone ?? c.get("project").timezone,
+    interval: query.interval,
+    previous: query.previous === "true",
+    now: new Date(),
+    autoInterval: options.autoInterval,
+  });
+  return {
+    range,
+    filters: normalizeFilters(query.filters),
+    rollups: rollupsAllowed(c),
+    projectTimezone: c.get("project").timezone,
+    fingerprint: {
+      window: range.window,
+      timezone: range.timezone,
+      interval: range.interval,
+      previous: range.previous?.window ?? null,
+      filters: query.filters,
+    },
+  };
+}

@@ -1,0 +1,74 @@
+import * as v from "valibot";
+
+/**
+ * The answers of the insights routes (contract sections 4 and 5): the TypeScript row types the
+ * queries return derive from these schemas, and the OpenAPI document shows the same schemas.
+ */
+
+export const MetricsSchema = v.object({
+  bounce_rate: v.pipe(v.number(), v.description("100 × bounced sessions / sessions (2 decimals).")),
+  unique_visitors: v.pipe(v.number(), v.description("Distinct visitors among the sessions.")),
+  total_sessions: v.pipe(v.number(), v.description("Sessions whose first event lies in the window.")),
+  avg_session_duration: v.pipe(
+    v.number(),
+    v.description("Mean session length in seconds, over sessions longer than 0."),
+  ),
+  total_screen_views: v.number(),
+  views_per_session: v.number(),
+  total_revenue: v.pipe(v.number(), v.description("Sum of the sessions' revenue, in cents.")),
+});
+export const SeriesPointSchema = v.object({
+  date: v.pipe(v.string(), v.description("Bucket start, RFC 3339 with the offset of `timezone`.")),
+  ...MetricsSchema.entries,
+});
+export const MetricsResponse = v.pipe(
+  v.object({
+    metrics: MetricsSchema,
+    series: v.array(SeriesPointSchema),
+    previous: v.optional(v.object({ metrics: MetricsSchema, series: v.array(SeriesPointSchema) })),
+    meta: v.object({
+      startDate: v.string(),
+      endDate: v.string(),
+      timezone: v.string(),
+      interval: v.string(),
+      approximate: v.pipe(v.array(v.string()), v.description("Metrics computed from sketches (±2 %).")),
+    }),
+  }),
+  v.metadata({ ref: "MetricsResponse" }),
+);
+
+export const PageRowSchema = v.object({
+  title: v.pipe(v.nullable(v.string()), v.description("A title seen for the page, or null.")),
+  origin: v.nullable(v.string()),
+  path: v.nullable(v.string()),
+  sessions: v.pipe(v.number(), v.description("Sessions with a screen view of this page.")),
+  pageviews: v.pipe(v.number(), v.description("Screen views of this page in those sessions.")),
+  bounce_rate: v.pipe(v.number(), v.description("Bounce rate over those sessions (percent, 2 decimals).")),
+  avg_duration: v.pipe(v.number(), v.description("Mean time on page in seconds, over views longer than 0.")),
+});
+
+export const BreakdownRowSchema = v.object({
+  name: v.pipe(
+    v.nullable(v.string()),
+    v.description("The value, or null where it is not set (e.g. direct traffic)."),
+  ),
+  prefix: v.optional(
+    v.pipe(
+      v.nullable(v.string()),
+      v.description("Only on region/city (the country), browser_version (the browser), os_version (the OS)."),
+    ),
+  ),
+  sessions: v.number(),
+  pageviews: v.pipe(v.number(), v.description("Screen views of those sessions.")),
+  bounce_rate: v.number(),
+  avg_session_duration: v.pipe(v.number(), v.description("Seconds, over sessions longer than 0.")),
+});
+
+export const LiveSchema = v.object({
+  visitors: v.pipe(v.number(), v.description("Distinct visitors with any event in the window.")),
+});
+
+export type SessionMetrics = v.InferOutput<typeof MetricsSchema>;
+export type MetricsBody = v.InferOutput<typeof MetricsResponse>;
+export type PageRow = v.InferOutput<typeof PageRowSchema>;
+export type BreakdownRow = v.InferOutput<typeof BreakdownRowSchema>;
