@@ -2,7 +2,7 @@
 -- page_day_rollups) of the (project_id, day) rows of the temporary table `rollup_days`, whose days
 -- are local midnights in its `timezone`. refresh_session_rollups
 -- (src/db/routines/refresh_session_rollups.sql) fills that table after the hours are rebuilt,
--- calls this, and only then records each project's timezone in rollup_timezones: a project whose
+-- calls this, and only then records each project's timezone in rollup_timezones. A project whose
 -- recorded timezone differs from its own has been re-zoned: its old session and page day rows are
 -- deleted here (its old sketches by the caller), and `rollup_days` holds all of its days.
 --
