@@ -1,4 +1,4 @@
-// Completes the generated `Env` (src/worker-configuration.d.ts) with what `wrangler types`
+// Completes the generated `Env` (worker-configuration.d.ts at the repository root) with what `wrangler types`
 // cannot see from wrangler.toml.
 declare namespace Cloudflare {
   interface Env {

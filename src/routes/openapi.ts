@@ -1,5 +1,4 @@
 import { resolver } from "hono-openapi";
-import * as v from "valibot";
 import { ERROR_CODES, type ErrorCode } from "../lib/errors";
 import { ProblemSchema } from "../schemas/problem";
 
