@@ -2,6 +2,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
+import { unitProject } from "./vitest.unit.config";
 
 const TIMEOUT_TESTS = "test/http/statement-timeout.test.ts";
 
@@ -34,7 +35,8 @@ function workerProject(
 }
 
 /**
- * Two tiers share one freshly migrated database (test/support/global-setup.ts):
+ * The unit tier (test/vitest.unit.config.ts: pure modules, no database), and two tiers that share
+ * one freshly migrated database (test/support/global-setup.ts):
  * - http: the Worker in workerd (miniflare), called through its fetch handler (http-exact: the
  *   insights files again with the rollups off, so both query paths meet the same reference);
  * - node: query builders and SQL routines against the same Postgres through the same driver.
@@ -44,6 +46,7 @@ export default defineConfig({
   test: {
     globalSetup: ["./test/support/global-setup.ts"],
     projects: [
+      unitProject,
       workerProject("http", ["test/http/**/*.test.ts"], {}, [TIMEOUT_TESTS]),
       // The insights and chart differential tests again, on the exact path (rollups switched off).
       workerProject("http-exact", ["test/http/insights*.test.ts", "test/http/export-charts.test.ts"], {
