@@ -61,8 +61,8 @@ import {
   type StreamRun,
 } from "./lib/bench-report";
 import { type BenchServer, startBenchServer } from "./lib/bench-server";
-import { DEMO_CLIENTS } from "./lib/demo-fixtures";
 import { describeTarget } from "./lib/target-database";
+import { DEMO_CLIENTS } from "./seed/demo-fixtures";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const STREAM_EVENTS = 1_000_000;

@@ -16,11 +16,11 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { migrateDatabase } from "./db/apply-migrations";
-import { DEMO_CLIENTS, hasDemoProject } from "./lib/demo-fixtures";
 import { DEFAULT_DATA_DIR, type EmbeddedDatabase, startEmbeddedDatabase } from "./lib/embedded";
 import { type Relay, startRelay } from "./lib/relay";
-import { seedDatabase } from "./lib/seed-data";
 import { describeTarget } from "./lib/target-database";
+import { DEMO_CLIENTS, hasDemoProject } from "./seed/demo-fixtures";
+import { seedDatabase } from "./seed/seed-data";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const WRANGLER_BIN = process.platform === "win32" ? "wrangler.cmd" : "wrangler";
