@@ -20,7 +20,7 @@ import { DEFAULT_DATA_DIR, type EmbeddedDatabase, startEmbeddedDatabase } from "
 import { type Relay, startRelay } from "./lib/relay";
 import { describeTarget } from "./lib/target-database";
 import { DEMO_CLIENTS, hasDemoProject } from "./seed/demo-fixtures";
-import { seedDatabase } from "./seed/seed-data";
+import { seedDatabase } from "./seed/loader";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const WRANGLER_BIN = process.platform === "win32" ? "wrangler.cmd" : "wrangler";

@@ -7,7 +7,7 @@
  * of the generated range, so two runs with the same seed give identical rows.
  */
 import { migrateDatabase } from "../db/apply-migrations";
-import { type SeedOptions, seedDatabase } from "./seed-data";
+import { type SeedOptions, seedDatabase } from "./loader";
 
 interface CliOptions {
   events: number;
