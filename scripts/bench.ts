@@ -61,7 +61,7 @@ import {
   type StreamRun,
 } from "./lib/bench-report";
 import { type BenchServer, startBenchServer } from "./lib/bench-server";
-import { describeTarget } from "./lib/target-database";
+import { describeTarget } from "./local/target-database";
 import { DEMO_CLIENTS } from "./seed/demo-fixtures";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");

@@ -151,7 +151,7 @@ async function main(): Promise<void> {
     await run(url, cli);
     return;
   }
-  const { withTargetDatabase } = await import("../lib/target-database");
+  const { withTargetDatabase } = await import("../local/target-database");
   await withTargetDatabase((target: string) => run(target, cli));
 }
 
