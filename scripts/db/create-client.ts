@@ -10,7 +10,7 @@ import { randomUUID } from "node:crypto";
 import { parseArgs } from "node:util";
 import pg from "pg";
 import { generateSecret, hashSecret } from "../../src/lib/secrets";
-import { withTargetDatabase } from "../lib/target-database";
+import { withTargetDatabase } from "../local/target-database";
 
 const USAGE =
   "usage: npm run client:create -- --type read|write --project <id> [--name <text>]\n" +

@@ -9,7 +9,7 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import pg from "pg";
-import { withTargetDatabase } from "../lib/target-database";
+import { withTargetDatabase } from "../local/target-database";
 import { MIGRATIONS_FOLDER, migrateDatabase } from "./apply-migrations";
 
 interface JournalEntry {

@@ -1,6 +1,6 @@
 import type { TestProject } from "vitest/node";
 import { migrateDatabase } from "../../scripts/db/apply-migrations";
-import { startRelay } from "../../scripts/lib/relay";
+import { startRelay } from "../../scripts/local/relay";
 import { createScratchDatabase } from "./node/scratch-database";
 
 /**

@@ -5,11 +5,11 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { type Relay, startRelay } from "./relay";
+import { type Relay, startRelay } from "../local/relay";
 
 /**
  * The Worker under `wrangler dev` with the relay in front of Postgres, as `npm run dev` runs it
- * (scripts/dev.ts), but on a free loopback port, with rate limiting off, with its own throwaway
+ * (scripts/local/dev.ts), but on a free loopback port, with rate limiting off, with its own throwaway
  * local state (so the KV cache starts empty and never mixes with the dev server's), and with
  * wrangler's output in a log file instead of the benchmark's stdout.
  */

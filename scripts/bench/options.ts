@@ -33,7 +33,7 @@ export const BENCH_USAGE = `usage: npm run bench -- [options]
   --database <name>         database to use or create (default bench_<events>_<days>_<seed>)
   --reload                  load the data set again even when it is already there
   --smoke                   small and quick (for CI): skips the 1M-event stream and the depth test
-  --out <file>              report file (default scripts/bench-results/REPORT.md)
+  --out <file>              report file (default scripts/bench/REPORT.md)
 environment: BENCH_ADMIN_URL (default postgres://postgres@127.0.0.1:5432/postgres)`;
 
 export class BenchUsageError extends Error {}
@@ -120,7 +120,7 @@ export function parseBenchOptions(argv: readonly string[], env: NodeJS.ProcessEn
     adminUrl,
     smoke,
     reload,
-    out: given.out ?? "scripts/bench-results/REPORT.md",
+    out: given.out ?? "scripts/bench/REPORT.md",
   };
 }
 

@@ -14,7 +14,9 @@ import http from "node:http";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
-import { encodeEventCursor } from "../src/lib/cursors";
+import { encodeEventCursor } from "../../src/lib/cursors";
+import { describeTarget } from "../local/target-database";
+import { DEMO_CLIENTS } from "../seed/demo-fixtures";
 import {
   apiRequest,
   BENCH_PROJECT,
@@ -28,14 +30,14 @@ import {
   type FilterKind,
   WINDOW_DAYS,
   type WindowDays,
-} from "./lib/bench-cases";
+} from "./cases";
 import {
   insertLiveTail,
   prepareBenchDatabase,
   readDataFacts,
   readMachineFacts,
   removeLiveTail,
-} from "./lib/bench-database";
+} from "./database";
 import {
   type ApiClient,
   apiGet,
@@ -45,26 +47,12 @@ import {
   RunFailure,
   summarize,
   type Timing,
-} from "./lib/bench-measure";
-import {
-  BENCH_USAGE,
-  type BenchOptions,
-  BenchUsageError,
-  databaseUrl,
-  parseBenchOptions,
-} from "./lib/bench-options";
-import {
-  type BenchResults,
-  type CellResult,
-  cellKey,
-  renderReport,
-  type StreamRun,
-} from "./lib/bench-report";
-import { type BenchServer, startBenchServer } from "./lib/bench-server";
-import { DEMO_CLIENTS } from "./lib/demo-fixtures";
-import { describeTarget } from "./lib/target-database";
+} from "./measure";
+import { BENCH_USAGE, type BenchOptions, BenchUsageError, databaseUrl, parseBenchOptions } from "./options";
+import { type BenchResults, type CellResult, cellKey, renderReport, type StreamRun } from "./report";
+import { type BenchServer, startBenchServer } from "./server";
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const STREAM_EVENTS = 1_000_000;
 /** The window of /live in the benchmark (its default). */
 const LIVE_MINUTES = 5;
@@ -494,7 +482,7 @@ async function main(): Promise<void> {
         `ending ${dataEnd.toISOString()}`,
     );
 
-    const logFile = path.join(ROOT, "scripts", "bench-results", "wrangler-output.tmp");
+    const logFile = path.join(ROOT, "scripts", "bench", "wrangler-output.tmp");
     await mkdir(path.dirname(logFile), { recursive: true });
     progress(`starting the relay and wrangler dev (log: ${path.relative(process.cwd(), logFile)})…`);
     server = await startBenchServer(url, logFile);

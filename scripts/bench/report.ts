@@ -7,9 +7,9 @@ import {
   isSessionEndpoint,
   WINDOW_DAYS,
   type WindowDays,
-} from "./bench-cases";
-import type { DataFacts, DataSetMarker, MachineFacts } from "./bench-database";
-import { fmtMs, type TimingSummary } from "./bench-measure";
+} from "./cases";
+import type { DataFacts, DataSetMarker, MachineFacts } from "./database";
+import { fmtMs, type TimingSummary } from "./measure";
 
 /** Everything one benchmark run found; the report is rendered from it (also from a partial one). */
 

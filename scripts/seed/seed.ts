@@ -6,8 +6,8 @@
  * Writes into DATABASE_URL, else into the embedded database. `--now` (or SEED_NOW) pins the end
  * of the generated range, so two runs with the same seed give identical rows.
  */
-import { migrateDatabase } from "./db/apply-migrations";
-import { type SeedOptions, seedDatabase } from "./lib/seed-data";
+import { migrateDatabase } from "../db/apply-migrations";
+import { type SeedOptions, seedDatabase } from "./loader";
 
 interface CliOptions {
   events: number;
@@ -151,7 +151,7 @@ async function main(): Promise<void> {
     await run(url, cli);
     return;
   }
-  const { withTargetDatabase } = await import("./lib/target-database");
+  const { withTargetDatabase } = await import("../local/target-database");
   await withTargetDatabase((target: string) => run(target, cli));
 }
 

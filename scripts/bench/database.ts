@@ -1,7 +1,7 @@
 import os from "node:os";
 import pg from "pg";
 import { migrateDatabase } from "../db/apply-migrations";
-import { seedDatabase } from "./seed-data";
+import { seedDatabase } from "../seed/loader";
 
 /**
  * The benchmark's own database: created when missing, migrated, and loaded with the seed unless
