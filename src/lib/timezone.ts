@@ -282,9 +282,17 @@ export function startOfLocalYear(ms: number, timeZone: string): number {
   return zonedToInstant({ year: zonedParts(ms, timeZone).year, month: 1, day: 1 }, timeZone);
 }
 
-/** `ms` moved by whole local days, keeping its wall-clock time (midnight stays midnight across DST). */
+/**
+ * `ms` moved by whole local days, keeping its wall-clock time. The start of a day stays the start
+ * of a day, across DST and also on a day without a midnight (a spring change at 00:00, as in
+ * America/Santiago, starts the day at 01:00): the day after it starts at 00:00 again, where keeping
+ * the wall clock would give 01:00.
+ */
 export function addLocalDays(ms: number, days: number, timeZone: string): number {
-  return resolveWallTime(toWallTime(ms, timeZone) + days * DAY_MS, timeZone).ms;
+  const wall = toWallTime(ms, timeZone);
+  const dayWall = wall - floorMod(wall, DAY_MS);
+  const startsDay = resolveWallTime(dayWall, timeZone).ms === ms;
+  return resolveWallTime((startsDay ? dayWall : wall) + days * DAY_MS, timeZone).ms;
 }
 
 /** `ms` moved by whole local months, keeping its wall-clock time; the day is clamped to the month's end. */

@@ -91,6 +91,29 @@ describe("timezone helpers", () => {
     expect(iso(addLocalMonths(at("2026-02-28T23:00:00Z"), 1, oslo))).toBe("2026-03-31T22:00:00.000Z");
   });
 
+  it("steps from the start of a day without a midnight to the next day's midnight", () => {
+    // Each zone moves 00:00 to 01:00 on its spring day, so that day starts at 01:00 local.
+    const cases: Array<[zone: string, dayStart: string, nextMidnight: string, twoDaysOn: string]> = [
+      [
+        "America/Santiago",
+        "2026-09-06T04:00:00.000Z",
+        "2026-09-07T03:00:00.000Z",
+        "2026-09-08T03:00:00.000Z",
+      ],
+      ["Asia/Beirut", "2026-03-28T22:00:00.000Z", "2026-03-29T21:00:00.000Z", "2026-03-30T21:00:00.000Z"],
+      ["America/Havana", "2026-03-08T05:00:00.000Z", "2026-03-09T04:00:00.000Z", "2026-03-10T04:00:00.000Z"],
+    ];
+    for (const [zone, dayStart, nextMidnight, twoDaysOn] of cases) {
+      expect({ zone, next: iso(addLocalDays(at(dayStart), 1, zone)) }).toEqual({ zone, next: nextMidnight });
+      expect({ zone, next: iso(addLocalDays(at(dayStart), 2, zone)) }).toEqual({ zone, next: twoDaysOn });
+      expect({ zone, back: iso(addLocalDays(at(nextMidnight), -1, zone)) }).toEqual({ zone, back: dayStart });
+    }
+    // Any other time keeps its wall clock: 12:00 on the Santiago day is 12:00 the next day.
+    expect(iso(addLocalDays(at("2026-09-06T15:00:00Z"), 1, "America/Santiago"))).toBe(
+      "2026-09-07T15:00:00.000Z",
+    );
+  });
+
   it("knows valid zone names", () => {
     expect(isValidTimeZone("Europe/Oslo")).toBe(true);
     expect(isValidTimeZone("europe/oslo")).toBe(true);

@@ -30,8 +30,11 @@ BEGIN
   DELETE FROM page_day_rollups r USING rollup_days d WHERE r.project_id = d.project_id AND r.day = d.day;
 
   -- The days whose two midnights, this one and the next, are whole UTC hours: built from their hours.
+  -- The next midnight is that of the next local date, not the day's first instant plus a day: a day
+  -- without a midnight (a spring change at 00:00, as in America/Santiago) starts at 01:00, and the
+  -- day after it at 00:00 again, which adding a day to 01:00 would count in both days.
   CREATE TEMPORARY TABLE whole_hour_days ON COMMIT DROP AS
-  SELECT project_id, day, (day AT TIME ZONE timezone + interval '1 day') AT TIME ZONE timezone AS next_day
+  SELECT project_id, day, ((day AT TIME ZONE timezone)::date + 1)::timestamp AT TIME ZONE timezone AS next_day
   FROM rollup_days;
   DELETE FROM whole_hour_days
   WHERE date_trunc('hour', day, 'UTC') <> day OR date_trunc('hour', next_day, 'UTC') <> next_day;
@@ -47,7 +50,7 @@ BEGIN
   PERFORM refresh_visitor_sketches('visitor_day_sketches', 'day',
     $$date_trunc('day', s.started_at, d.timezone)$$,
     $$rollup_days d JOIN sessions s ON s.project_id = d.project_id AND s.started_at >= d.day
-      AND s.started_at < (d.day AT TIME ZONE d.timezone + interval '1 day') AT TIME ZONE d.timezone
+      AND s.started_at < ((d.day AT TIME ZONE d.timezone)::date + 1)::timestamp AT TIME ZONE d.timezone
       WHERE NOT EXISTS (SELECT 1 FROM whole_hour_days w WHERE w.project_id = d.project_id AND w.day = d.day)$$);
 
   INSERT INTO session_day_rollups (project_id, day, dimension, name, prefix, sessions, bounces, screen_views, duration_ms, timed_sessions, revenue)
