@@ -24,13 +24,17 @@ export const organizations = pgTable("organizations", {
   createdAt: createdAt(),
 });
 
+/** The organization a row belongs to; its rows go with it. */
+const organizationOf = () =>
+  text("organization_id")
+    .notNull()
+    .references(() => organizations.id, { onDelete: "cascade" });
+
 export const projects = pgTable(
   "projects",
   {
     id: text("id").primaryKey(),
-    organizationId: text("organization_id")
-      .notNull()
-      .references(() => organizations.id, { onDelete: "cascade" }),
+    organizationId: organizationOf(),
     name: text("name").notNull(),
     /** IANA zone; null means UTC. Date-only bounds and presets resolve in it. */
     timezone: text("timezone"),
@@ -38,6 +42,9 @@ export const projects = pgTable(
   },
   (t) => [index("projects_organization_idx").on(t.organizationId)],
 );
+
+/** The project a row belongs to; its rows go with it. */
+const projectOf = () => text("project_id").references(() => projects.id, { onDelete: "cascade" });
 
 export const clientType = pgEnum("client_type", ["read", "write", "root"]);
 
@@ -51,10 +58,8 @@ export const clients = pgTable(
     id: uuid("id").primaryKey(),
     name: text("name").notNull(),
     type: clientType("type").notNull(),
-    organizationId: text("organization_id")
-      .notNull()
-      .references(() => organizations.id, { onDelete: "cascade" }),
-    projectId: text("project_id").references(() => projects.id, { onDelete: "cascade" }),
+    organizationId: organizationOf(),
+    projectId: projectOf(),
     secretHash: text("secret_hash").notNull(),
     createdAt: createdAt(),
   },
@@ -64,9 +69,7 @@ export const clients = pgTable(
 export const profiles = pgTable(
   "profiles",
   {
-    projectId: text("project_id")
-      .notNull()
-      .references(() => projects.id, { onDelete: "cascade" }),
+    projectId: projectOf().notNull(),
     id: text("id").notNull(),
     firstName: text("first_name"),
     lastName: text("last_name"),
@@ -84,9 +87,7 @@ export const profiles = pgTable(
 export const eventMeta = pgTable(
   "event_meta",
   {
-    projectId: text("project_id")
-      .notNull()
-      .references(() => projects.id, { onDelete: "cascade" }),
+    projectId: projectOf().notNull(),
     name: text("name").notNull(),
     description: text("description"),
     conversion: boolean("conversion").notNull().default(false),
@@ -95,6 +96,26 @@ export const eventMeta = pgTable(
   },
   (t) => [primaryKey({ columns: [t.projectId, t.name] })],
 );
+
+/** Device and technology of an event, and of a session (its first event's). */
+const technologyColumns = () => ({
+  device: text("device"),
+  brand: text("brand"),
+  model: text("model"),
+  browser: text("browser"),
+  browserVersion: text("browser_version"),
+  os: text("os"),
+  osVersion: text("os_version"),
+});
+
+/** UTM parameters of an event, and of a session (its first event's), as their own columns. */
+const utmColumns = () => ({
+  utmSource: text("utm_source"),
+  utmMedium: text("utm_medium"),
+  utmCampaign: text("utm_campaign"),
+  utmTerm: text("utm_term"),
+  utmContent: text("utm_content"),
+});
 
 /**
  * Raw events, written by the ingest pipeline and never updated by this service.
@@ -127,18 +148,8 @@ export const events = pgTable(
     city: text("city"),
     latitude: doublePrecision("latitude"),
     longitude: doublePrecision("longitude"),
-    device: text("device"),
-    brand: text("brand"),
-    model: text("model"),
-    browser: text("browser"),
-    browserVersion: text("browser_version"),
-    os: text("os"),
-    osVersion: text("os_version"),
-    utmSource: text("utm_source"),
-    utmMedium: text("utm_medium"),
-    utmCampaign: text("utm_campaign"),
-    utmTerm: text("utm_term"),
-    utmContent: text("utm_content"),
+    ...technologyColumns(),
+    ...utmColumns(),
     ingestXid: bigint("ingest_xid", { mode: "number" })
       .notNull()
       .default(sql`(pg_current_xact_id()::text)::bigint`),
@@ -179,21 +190,11 @@ export const sessions = pgTable(
     referrer: text("referrer"),
     referrerName: text("referrer_name"),
     referrerType: text("referrer_type"),
-    utmSource: text("utm_source"),
-    utmMedium: text("utm_medium"),
-    utmCampaign: text("utm_campaign"),
-    utmTerm: text("utm_term"),
-    utmContent: text("utm_content"),
+    ...utmColumns(),
     country: text("country"),
     region: text("region"),
     city: text("city"),
-    device: text("device"),
-    brand: text("brand"),
-    model: text("model"),
-    browser: text("browser"),
-    browserVersion: text("browser_version"),
-    os: text("os"),
-    osVersion: text("os_version"),
+    ...technologyColumns(),
   },
   (t) => [
     primaryKey({ columns: [t.projectId, t.id] }),

@@ -1,4 +1,5 @@
 import * as v from "valibot";
+import { BREAKDOWN_DIMENSIONS } from "./dimensions";
 import { ApiError } from "./errors";
 import { jsonQueryParam } from "./validation";
 
@@ -31,24 +32,7 @@ export const FILTER_COLUMNS = [
   "name",
   "path",
   "origin",
-  "referrer",
-  "referrer_name",
-  "referrer_type",
-  "country",
-  "region",
-  "city",
-  "device",
-  "brand",
-  "model",
-  "browser",
-  "browser_version",
-  "os",
-  "os_version",
-  "utm_source",
-  "utm_medium",
-  "utm_campaign",
-  "utm_term",
-  "utm_content",
+  ...BREAKDOWN_DIMENSIONS,
   "profile_id",
   "device_id",
   "session_id",

@@ -68,3 +68,24 @@ export const LIST_RESPONSE_HEADERS = {
   "X-Window-End": header("Last included millisecond of the window, RFC 3339 in `X-Timezone`."),
   "X-Timezone": header("The timezone the window and buckets were resolved in."),
 };
+
+/**
+ * The responses of a project route's cached JSON answer: 200 with its schema and headers, 304 for
+ * a matching If-None-Match, and the problems every project route can answer with (and `more`).
+ */
+export function cachedAnswerResponses<S extends Parameters<typeof resolver>[0]>(options: {
+  description: string;
+  schema: S;
+  headers?: Record<string, { description: string; schema: { type: "string" } }>;
+  more?: ErrorCode[];
+}) {
+  return {
+    200: {
+      description: options.description,
+      ...(options.headers ? { headers: options.headers } : {}),
+      content: jsonContent(options.schema),
+    },
+    304: { description: "Not modified (If-None-Match matched the ETag)" },
+    ...problemResponses(...PROJECT_ROUTE_PROBLEMS, ...(options.more ?? [])),
+  };
+}

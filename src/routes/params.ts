@@ -10,12 +10,24 @@ import { INTERVALS, RANGE_PRESETS } from "../lib/range";
  * validation and the OpenAPI document are the same wherever they appear.
  */
 
+/** One of `values`; anything else is a 400 naming `param` and listing them. */
+export const OneOfParam = <const Values extends readonly string[]>(
+  param: string,
+  values: Values,
+  description: string,
+) => v.pipe(v.picklist(values, `${param} must be one of ${values.join(", ")}`), v.description(description));
+
+/** `true` or `false`; anything else is a 400 naming `param`. */
+export const FlagParam = (param: string, description: string) =>
+  v.pipe(v.picklist(["true", "false"], `${param} must be true or false`), v.description(description));
+
 /** The window and filters of every insights route (contract section 2); `/export/charts` reuses them. */
 export const RangeParams = {
   range: v.optional(
-    v.pipe(
-      v.picklist(RANGE_PRESETS, `range must be one of ${RANGE_PRESETS.join(", ")}`),
-      v.description("Preset window in `timezone` (default `7d`). `startDate` + `endDate` win over it."),
+    OneOfParam(
+      "range",
+      RANGE_PRESETS,
+      "Preset window in `timezone` (default `7d`). `startDate` + `endDate` win over it.",
     ),
   ),
   startDate: v.optional(
@@ -45,15 +57,16 @@ export const RangeParams = {
 
 export const SeriesParams = {
   interval: v.optional(
-    v.pipe(
-      v.picklist(INTERVALS, `interval must be one of ${INTERVALS.join(", ")}`),
-      v.description("Bucket size. Default: same day → hour, ≤ 92 days → day, ≤ 186 → week, else month."),
+    OneOfParam(
+      "interval",
+      INTERVALS,
+      "Bucket size. Default: same day → hour, ≤ 92 days → day, ≤ 186 → week, else month.",
     ),
   ),
   previous: v.optional(
-    v.pipe(
-      v.picklist(["true", "false"], "previous must be true or false"),
-      v.description("Also return the previous period of the same length, ending where this one starts."),
+    FlagParam(
+      "previous",
+      "Also return the previous period of the same length, ending where this one starts.",
     ),
     "false",
   ),
@@ -69,17 +82,23 @@ export interface RangeQuery {
   previous?: "true" | "false";
 }
 
+/** A whole number from 1 to `max` in the query string: anything else is a 400 naming `param`, never clamped. */
+export const WholeNumberParam = (param: string, max: number, description: string) =>
+  v.pipe(
+    v.string(),
+    v.regex(/^\d+$/, `${param} must be a whole number from 1 to ${max}`),
+    v.toNumber(),
+    v.minValue(1, `${param} must be from 1 to ${max}`),
+    v.maxValue(max, `${param} must be from 1 to ${max}`),
+    v.description(description),
+  );
+
 export const LimitParam = (defaultLimit: number, max = 1000) =>
   v.optional(
-    v.pipe(
-      v.string(),
-      v.regex(/^\d+$/, `limit must be a whole number from 1 to ${max}`),
-      v.toNumber(),
-      v.minValue(1, `limit must be from 1 to ${max}`),
-      v.maxValue(max, `limit must be from 1 to ${max}`),
-      v.description(
-        `Rows per page, 1–${max} (default ${defaultLimit}). Larger values are refused, never clamped.`,
-      ),
+    WholeNumberParam(
+      "limit",
+      max,
+      `Rows per page, 1–${max} (default ${defaultLimit}). Larger values are refused, never clamped.`,
     ),
     String(defaultLimit),
   );

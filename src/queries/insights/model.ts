@@ -117,18 +117,18 @@ export function toPageRow(row: PageRowSource): PageRow {
   };
 }
 
+/** A breakdown row as both paths select it, before its numbers are parsed. */
+export type BreakdownRowSource = {
+  name: string | null;
+  prefix: string | null;
+  sessions: Numeric;
+  pageviews: Numeric;
+  bounce_rate: Numeric;
+  avg_session_duration: Numeric;
+};
+
 /** A breakdown row; `prefix` only on the dimensions that have one (region, city, versions). */
-export function toBreakdownRow(
-  row: {
-    name: string | null;
-    prefix: string | null;
-    sessions: Numeric;
-    pageviews: Numeric;
-    bounce_rate: Numeric;
-    avg_session_duration: Numeric;
-  },
-  withPrefix: boolean,
-): BreakdownRow {
+export function toBreakdownRow(row: BreakdownRowSource, withPrefix: boolean): BreakdownRow {
   return {
     name: row.name,
     ...(withPrefix ? { prefix: row.prefix } : {}),

@@ -5,6 +5,7 @@ import { addLocalDays, HOUR_MS, startOfLocalDay } from "../../lib/timezone";
 import { rankOrder, ratio, timestampArray, toNumber } from "../sql-helpers";
 import {
   type BreakdownRow,
+  type BreakdownRowSource,
   type MetricsAnswer,
   type Numeric,
   type Page,
@@ -229,14 +230,7 @@ export async function rolledUpBreakdown(
   page: Page,
 ): Promise<BreakdownRow[]> {
   const sessionCount = sql`sum(sessions)`;
-  const result = await db.execute<{
-    name: string | null;
-    prefix: string | null;
-    sessions: Numeric;
-    pageviews: Numeric;
-    bounce_rate: Numeric;
-    avg_session_duration: Numeric;
-  }>(sql`
+  const result = await db.execute<BreakdownRowSource>(sql`
     select name, prefix, ${sessionCount} as sessions, sum(screen_views) as pageviews,
       ${ratio(sql`sum(bounces)`, sessionCount, 100)} as bounce_rate,
       ${ratio(sql`sum(duration_ms)`, sql`sum(timed_sessions)`, 0.001)} as avg_session_duration

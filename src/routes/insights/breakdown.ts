@@ -7,7 +7,7 @@ import { ApiError } from "../../lib/errors";
 import { validate } from "../../middleware/validate";
 import { sessionBreakdown } from "../../queries/insights/breakdowns";
 import { BreakdownRowSchema } from "../../schemas/insights";
-import { jsonContent, LIST_RESPONSE_HEADERS, PROJECT_ROUTE_PROBLEMS, problemResponses } from "../openapi";
+import { cachedAnswerResponses, LIST_RESPONSE_HEADERS } from "../openapi";
 import { answerList, ListQuery } from "./list";
 
 const DimensionParams = v.object({
@@ -22,15 +22,12 @@ export const breakdown = new Hono<AppEnv>().get(
     summary: "Sessions by a dimension",
     description:
       "Sessions of the window grouped by one attribute of their first event: traffic source, geography, device and technology, or a UTM parameter. Sorted by sessions (desc), then name, then prefix; paged like /pages. Any other dimension is 404.",
-    responses: {
-      200: {
-        description: "Breakdown rows",
-        headers: LIST_RESPONSE_HEADERS,
-        content: jsonContent(v.array(BreakdownRowSchema)),
-      },
-      304: { description: "Not modified (If-None-Match matched the ETag)" },
-      ...problemResponses(...PROJECT_ROUTE_PROBLEMS, "NOT_FOUND"),
-    },
+    responses: cachedAnswerResponses({
+      description: "Breakdown rows",
+      schema: v.array(BreakdownRowSchema),
+      headers: LIST_RESPONSE_HEADERS,
+      more: ["NOT_FOUND"],
+    }),
   }),
   async (c, next) => {
     // An unknown dimension is an unknown path, not a bad parameter.

@@ -8,7 +8,7 @@ import { sendJson } from "../../middleware/send-json";
 import { validate } from "../../middleware/validate";
 import { liveVisitors } from "../../queries/live";
 import { LiveSchema } from "../../schemas/insights";
-import { CACHED_RESPONSE_HEADERS, jsonContent, PROJECT_ROUTE_PROBLEMS, problemResponses } from "../openapi";
+import { CACHED_RESPONSE_HEADERS, cachedAnswerResponses } from "../openapi";
 
 /** A live count may be this many seconds old (contract section 9). */
 export const LIVE_FRESH_SECONDS = 10;
@@ -34,15 +34,11 @@ export const live = new Hono<AppEnv>().get(
     summary: "Live visitors",
     description:
       "Distinct visitors with any event in the last `minutes` minutes (default 5). Cached for 10 s; send `Cache-Control: no-cache` to skip the cache.",
-    responses: {
-      200: {
-        description: "Visitor count",
-        headers: CACHED_RESPONSE_HEADERS,
-        content: jsonContent(LiveSchema),
-      },
-      304: { description: "Not modified (If-None-Match matched the ETag)" },
-      ...problemResponses(...PROJECT_ROUTE_PROBLEMS),
-    },
+    responses: cachedAnswerResponses({
+      description: "Visitor count",
+      schema: LiveSchema,
+      headers: CACHED_RESPONSE_HEADERS,
+    }),
   }),
   validate("query", LiveQuery),
   async (c) => {

@@ -16,7 +16,7 @@ import {
   type SessionMetrics,
 } from "../../queries/insights/model";
 import { type MetricsBody, MetricsResponse } from "../../schemas/insights";
-import { CACHED_RESPONSE_HEADERS, jsonContent, PROJECT_ROUTE_PROBLEMS, problemResponses } from "../openapi";
+import { CACHED_RESPONSE_HEADERS, cachedAnswerResponses } from "../openapi";
 import { RangeParams, SeriesParams } from "../params";
 import { resolveInsightsScope } from "./scope";
 
@@ -41,15 +41,11 @@ export const metrics = new Hono<AppEnv>().get(
     summary: "Session metrics and their time series",
     description:
       "Visitors, sessions, bounce rate, session duration, screen views and revenue over the window, plus one zero-filled point per bucket. `previous=true` adds the previous period. Cached in KV (60 s for windows that reach now, 24 h for closed ones); `Cache-Control: no-cache` skips the cache.",
-    responses: {
-      200: {
-        description: "Metrics",
-        headers: CACHED_RESPONSE_HEADERS,
-        content: jsonContent(MetricsResponse),
-      },
-      304: { description: "Not modified (If-None-Match matched the ETag)" },
-      ...problemResponses(...PROJECT_ROUTE_PROBLEMS),
-    },
+    responses: cachedAnswerResponses({
+      description: "Metrics",
+      schema: MetricsResponse,
+      headers: CACHED_RESPONSE_HEADERS,
+    }),
   }),
   validate("query", MetricsQuery),
   async (c) => {

@@ -5,7 +5,7 @@ import type { AppEnv } from "../../env";
 import { validate } from "../../middleware/validate";
 import { topPages } from "../../queries/insights/pages";
 import { PageRowSchema } from "../../schemas/insights";
-import { jsonContent, LIST_RESPONSE_HEADERS, PROJECT_ROUTE_PROBLEMS, problemResponses } from "../openapi";
+import { cachedAnswerResponses, LIST_RESPONSE_HEADERS } from "../openapi";
 import { answerList, ListQuery } from "./list";
 
 export const pages = new Hono<AppEnv>().get(
@@ -15,15 +15,11 @@ export const pages = new Hono<AppEnv>().get(
     summary: "Top pages",
     description:
       "Pages of the sessions in the window, sorted by sessions (desc), then path, then origin. Paged with `limit`/`cursor`; the next page is in `Link` and `X-Next-Cursor`.",
-    responses: {
-      200: {
-        description: "Pages",
-        headers: LIST_RESPONSE_HEADERS,
-        content: jsonContent(v.array(PageRowSchema)),
-      },
-      304: { description: "Not modified (If-None-Match matched the ETag)" },
-      ...problemResponses(...PROJECT_ROUTE_PROBLEMS),
-    },
+    responses: cachedAnswerResponses({
+      description: "Pages",
+      schema: v.array(PageRowSchema),
+      headers: LIST_RESPONSE_HEADERS,
+    }),
   }),
   validate("query", ListQuery),
   (c) => answerList(c, "pages", c.req.valid("query"), topPages),

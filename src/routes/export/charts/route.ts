@@ -8,7 +8,7 @@ import { validate } from "../../../middleware/validate";
 import { chartSeries } from "../../../queries/charts/series";
 import { assertValidRegexes } from "../../../queries/filter-conditions";
 import { ChartResponse } from "../../../schemas/charts";
-import { jsonContent, PROJECT_ROUTE_PROBLEMS, problemResponses } from "../../openapi";
+import { cachedAnswerResponses } from "../../openapi";
 import { rollupsAllowed } from "../../params";
 import { chartSeriesQueries, resolveChartRequest } from "./request";
 import { ChartsQuery } from "./schema";
@@ -21,11 +21,7 @@ export const charts = new Hono<AppEnv>().get(
     summary: "Chart series of events",
     description:
       "Time series of up to 10 event series, each counted by a segment (events, visitors, sessions, averages, numeric properties), optionally split by up to 3 breakdowns and compared with the previous period. Buckets are zero-filled and labelled in `timezone`. Cached in KV (60 s for windows that reach now, 24 h for closed ones); `Cache-Control: no-cache` skips the cache.",
-    responses: {
-      200: { description: "Chart series", content: jsonContent(ChartResponse) },
-      304: { description: "Not modified (If-None-Match matched the ETag)" },
-      ...problemResponses(...PROJECT_ROUTE_PROBLEMS),
-    },
+    responses: cachedAnswerResponses({ description: "Chart series", schema: ChartResponse }),
   }),
   validate("query", ChartsQuery),
   async (c) => {

@@ -4,7 +4,7 @@ import { INTERVALS, RANGE_PRESETS } from "../../../lib/range";
 import { jsonQueryParam } from "../../../lib/validation";
 import { CHART_SEGMENTS, MAX_CHART_BREAKDOWNS } from "../../../queries/charts/model";
 import { NOT_SET_LABEL } from "../../../schemas/charts";
-import { ProjectParams, RangeParams } from "../../params";
+import { FlagParam, OneOfParam, ProjectParams, RangeParams, WholeNumberParam } from "../../params";
 
 /** The query parameters of `/export/charts` (contract section 7), validated and documented. */
 
@@ -149,29 +149,26 @@ export const ChartsQuery = v.object({
     }),
   ),
   limit: v.optional(
-    v.pipe(
-      v.string(),
-      v.regex(/^\d+$/, `limit must be a whole number from 1 to ${MAX_LIMIT}`),
-      v.toNumber(),
-      v.minValue(1, `limit must be from 1 to ${MAX_LIMIT}`),
-      v.maxValue(MAX_LIMIT, `limit must be from 1 to ${MAX_LIMIT}`),
-      v.description(
-        `Breakdown series kept per series, 1–${MAX_LIMIT} (default ${DEFAULT_LIMIT}), largest \`sum\` first; \`meta.truncated\` says when some were cut. Larger values are refused, never clamped.`,
-      ),
+    WholeNumberParam(
+      "limit",
+      MAX_LIMIT,
+      `Breakdown series kept per series, 1–${MAX_LIMIT} (default ${DEFAULT_LIMIT}), largest \`sum\` first; \`meta.truncated\` says when some were cut. Larger values are refused, never clamped.`,
     ),
     String(DEFAULT_LIMIT),
   ),
   interval: v.optional(
-    v.pipe(
-      v.picklist(INTERVALS, `interval must be one of ${INTERVALS.join(", ")}`),
-      v.description("Bucket size (default `day`); weeks start on Monday. More than 2000 buckets is a 400."),
+    OneOfParam(
+      "interval",
+      INTERVALS,
+      "Bucket size (default `day`); weeks start on Monday. More than 2000 buckets is a 400.",
     ),
     "day",
   ),
   range: v.optional(
-    v.pipe(
-      v.picklist(RANGE_PRESETS, `range must be one of ${RANGE_PRESETS.join(", ")}`),
-      v.description("Preset window in `timezone` (default `30d`). `startDate` + `endDate` win over it."),
+    OneOfParam(
+      "range",
+      RANGE_PRESETS,
+      "Preset window in `timezone` (default `30d`). `startDate` + `endDate` win over it.",
     ),
   ),
   startDate: RangeParams.startDate,
@@ -179,11 +176,9 @@ export const ChartsQuery = v.object({
   timezone: RangeParams.timezone,
   filters: v.optional(v.pipe(FiltersParam.wrapped, v.description(CHART_FILTERS_DESCRIPTION)), "[]"),
   previous: v.optional(
-    v.pipe(
-      v.picklist(["true", "false"], "previous must be true or false"),
-      v.description(
-        "Adds `previous` to every data point and to `metrics`: the period ending where this one starts, as many local days long for whole-day windows (else as long), its buckets paired by position.",
-      ),
+    FlagParam(
+      "previous",
+      "Adds `previous` to every data point and to `metrics`: the period ending where this one starts, as many local days long for whole-day windows (else as long), its buckets paired by position.",
     ),
     "false",
   ),

@@ -4,10 +4,23 @@ import { ApiError } from "../../../lib/errors";
 import { normalizeFilters } from "../../../lib/filter-parser";
 import { parseDateBound, requireTimeZone } from "../../../lib/range";
 import { given } from "../../../lib/validation";
-import { type EventExportScope, type EventPosition, findEventPosition } from "../../../queries/export/events";
+import {
+  type EventExportScope,
+  type EventInclude,
+  type EventPosition,
+  findEventPosition,
+} from "../../../queries/export/events";
 import type { EventsQueryOutput } from "./schema";
 
 /** A validated `/export/events` request turned into the export's selection and starting point. */
+
+/** What an export answers: the request, its selection, the groups of fields and where it starts. */
+export interface ExportRequest {
+  query: EventsQueryOutput;
+  scope: EventExportScope;
+  includes: ReadonlySet<EventInclude>;
+  start: StartingPoint;
+}
 
 /** Where the page starts: after a position, at an offset (OpenPanel's `page`), or at the newest event. */
 export interface StartingPoint {

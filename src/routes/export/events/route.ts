@@ -48,12 +48,15 @@ with an error document): resume with \`after=<id of the last complete record>\`.
     const query = c.req.valid("query");
     const format = negotiateExportFormat(query.format, c.req.header("accept"));
     const projectId = c.get("project").id;
-    const scope = resolveScope(query, projectId);
-    const includes = new Set((query.includes ?? []).filter(isEventInclude));
     const db = useDatabase(c);
-    const start = await resolveStart(db, query, projectId);
+    const scope = resolveScope(query, projectId);
+    const request = {
+      query,
+      scope,
+      includes: new Set((query.includes ?? []).filter(isEventInclude)),
+      start: await resolveStart(db, query, projectId),
+    };
     await assertValidRegexes(db, scope.filters);
-    if (format === "json") return answerPage(c, query, scope, includes, start);
-    return answerStream(c, format, query, scope, includes, start);
+    return format === "json" ? answerPage(c, request) : answerStream(c, format, request);
   },
 );

@@ -2,7 +2,7 @@ import * as v from "valibot";
 import { EXPORT_FORMATS } from "../../../lib/export-format";
 import { FiltersParam } from "../../../lib/filter-parser";
 import { EVENT_INCLUDES, type EventInclude } from "../../../queries/export/events";
-import { LimitParam, ProjectParams } from "../../params";
+import { FlagParam, LimitParam, OneOfParam, ProjectParams, WholeNumberParam } from "../../params";
 
 /** The query parameters of `/export/events` (contract section 6), validated and documented. */
 
@@ -101,16 +101,11 @@ export const EventsQuery = v.object({
     ),
   ),
   page: v.optional(
-    v.pipe(
-      v.string(),
-      v.regex(/^\d+$/, `page must be a whole number from 1 to ${MAX_PAGE}`),
-      v.toNumber(),
-      v.minValue(1, `page must be from 1 to ${MAX_PAGE}`),
-      v.maxValue(MAX_PAGE, `page must be from 1 to ${MAX_PAGE}`),
-      v.description(
-        "1-based page number (OpenPanel-style offset paging, kept for compatibility; deep pages cost more " +
-          "than `cursor`). Adds `totalCount`, `pages` and `current` to `meta`.",
-      ),
+    WholeNumberParam(
+      "page",
+      MAX_PAGE,
+      "1-based page number (OpenPanel-style offset paging, kept for compatibility; deep pages cost more " +
+        "than `cursor`). Adds `totalCount`, `pages` and `current` to `meta`.",
     ),
   ),
   after: v.optional(
@@ -123,19 +118,18 @@ export const EventsQuery = v.object({
     ),
   ),
   totalCount: v.optional(
-    v.pipe(
-      v.picklist(["true", "false"], "totalCount must be true or false"),
-      v.description("Add `totalCount`, `pages` and `current` to `meta` (one more count over the selection)."),
+    FlagParam(
+      "totalCount",
+      "Add `totalCount`, `pages` and `current` to `meta` (one more count over the selection).",
     ),
     "false",
   ),
   format: v.optional(
-    v.pipe(
-      v.picklist(EXPORT_FORMATS, `format must be one of ${EXPORT_FORMATS.join(", ")}`),
-      v.description(
-        "`json` (a page, the default), `ndjson` or `csv` (every matching event, streamed; `limit` caps it " +
-          "when given). Without it, `Accept: application/x-ndjson` or `text/csv` choose the stream.",
-      ),
+    OneOfParam(
+      "format",
+      EXPORT_FORMATS,
+      "`json` (a page, the default), `ndjson` or `csv` (every matching event, streamed; `limit` caps it " +
+        "when given). Without it, `Accept: application/x-ndjson` or `text/csv` choose the stream.",
     ),
   ),
 });

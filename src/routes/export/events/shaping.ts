@@ -13,8 +13,6 @@ import { closeDatabaseAfterStream, useDatabase } from "../../../middleware/datab
 import { sendJson } from "../../../middleware/send-json";
 import {
   countEvents,
-  type EventExportScope,
-  type EventInclude,
   type EventLines,
   type EventPageRequest,
   type EventPosition,
@@ -24,8 +22,7 @@ import {
   readEventPage,
 } from "../../../queries/export/events";
 import type { EventPage } from "../../../schemas/export-events";
-import type { StartingPoint } from "./request";
-import type { EventsQueryOutput } from "./schema";
+import type { ExportRequest } from "./request";
 
 /** The answers of `/export/events`: a JSON page, or a stream of every matching event. */
 
@@ -33,13 +30,8 @@ import type { EventsQueryOutput } from "./schema";
 const STREAM_BATCH_SIZE = 5_000;
 
 /** One JSON page, with the next page's cursor and, when asked, the totals. */
-export async function answerPage(
-  c: Context<AppEnv>,
-  query: EventsQueryOutput,
-  scope: EventExportScope,
-  includes: ReadonlySet<EventInclude>,
-  start: StartingPoint,
-): Promise<Response> {
+export async function answerPage(c: Context<AppEnv>, request: ExportRequest): Promise<Response> {
+  const { query, scope, includes, start } = request;
   const db = useDatabase(c);
   const withTotals = start.page !== undefined || query.totalCount === "true";
   // One row more than asked tells whether another page follows.
@@ -74,11 +66,9 @@ export async function answerPage(
 export async function answerStream(
   c: Context<AppEnv>,
   format: Exclude<ExportFormat, "json">,
-  query: EventsQueryOutput,
-  scope: EventExportScope,
-  includes: ReadonlySet<EventInclude>,
-  start: StartingPoint,
+  request: ExportRequest,
 ): Promise<Response> {
+  const { query, scope, includes, start } = request;
   const db = useDatabase(c);
   // Everything by default; an explicit `limit` (or a `page`) caps the stream.
   const total =
