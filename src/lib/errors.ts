@@ -1,5 +1,3 @@
-import type { ContentfulStatusCode } from "hono/utils/http-status";
-
 /** Every error code the API answers with, and its status and title (contract section 8). */
 export const ERROR_CODES = {
   VALIDATION_FAILED: { status: 400, title: "Validation failed" },
@@ -12,9 +10,12 @@ export const ERROR_CODES = {
   INTERNAL: { status: 500, title: "Internal error" },
   DATABASE_UNAVAILABLE: { status: 503, title: "Database unavailable" },
   QUERY_TIMEOUT: { status: 503, title: "Query timeout" },
-} as const satisfies Record<string, { status: ContentfulStatusCode; title: string }>;
+} as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** The statuses the API answers errors with. */
+export type ErrorStatus = (typeof ERROR_CODES)[ErrorCode]["status"];
 
 export interface FieldError {
   /** Slash-separated pointer into the request, e.g. `limit` or `filters/2/operator`. */
@@ -33,7 +34,7 @@ export interface ApiErrorInit {
 /** The one error type of the service; `handleError` renders it as problem+json. */
 export class ApiError extends Error {
   readonly code: ErrorCode;
-  readonly status: ContentfulStatusCode;
+  readonly status: ErrorStatus;
   readonly errors: FieldError[];
   readonly headers: Record<string, string>;
 
