@@ -112,3 +112,8 @@ export const fmtMs = (ms: number | undefined): string => {
   if (ms >= 100) return `${Math.round(ms)} ms`;
   return `${ms.toFixed(1)} ms`;
 };
+
+/** A line of progress on stderr (stdout carries the report). */
+export const progress = (line: string): void => {
+  process.stderr.write(`${line}\n`);
+};
