@@ -82,6 +82,6 @@ export function percentChange(current: string, previous: string): number | null 
   if (before === ZERO) return null;
   const difference = rescale(x, scale) - before;
   const tenths = divideRounded(difference * BigInt(1000), before < ZERO ? -before : before);
-  // `+ 0` turns a rounded -0 into 0.
-  return Number(formatScaled(tenths, 1)) + 0;
+  // BigInt has no -0, so a change that rounds to zero is written "0.0", never "-0.0".
+  return Number(formatScaled(tenths, 1));
 }

@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { streamBatches } from "../../src/lib/export-format";
+import {
+  attachmentFilename,
+  csvCell,
+  csvLine,
+  type ExportFormat,
+  negotiateExportFormat,
+  streamBatches,
+} from "../../src/lib/export-format";
 
 describe("the streamed body", () => {
   const read = async (body: ReadableStream<Uint8Array>) => {
@@ -63,5 +70,110 @@ describe("the streamed body", () => {
     const settled = calls;
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(calls).toBe(settled);
+  });
+});
+
+describe("export format negotiation", () => {
+  it("takes the format parameter over any Accept header", () => {
+    expect(negotiateExportFormat("csv", "application/x-ndjson")).toBe("csv");
+    expect(negotiateExportFormat("json", "text/csv")).toBe("json");
+    expect(negotiateExportFormat("ndjson", undefined)).toBe("ndjson");
+  });
+
+  it("answers JSON without a format or an Accept header", () => {
+    expect(negotiateExportFormat(undefined, undefined)).toBe("json");
+    expect(negotiateExportFormat(undefined, "")).toBe("json");
+  });
+
+  const cases: Array<[accept: string, format: ExportFormat]> = [
+    ["text/csv", "csv"],
+    ["application/x-ndjson", "ndjson"],
+    // The registered name of NDJSON, beside the x- form.
+    ["application/ndjson", "ndjson"],
+    ["application/json", "json"],
+    ["TEXT/CSV", "csv"],
+    ["text/csv; charset=utf-8", "csv"],
+    // Highest quality wins; no q is 1.
+    ["text/csv;q=0.5, application/x-ndjson;q=0.9", "ndjson"],
+    ["text/csv;q=0.9, application/x-ndjson", "ndjson"],
+    ["application/json;q=0.2, text/csv;q=0.3", "csv"],
+    ["text/csv; charset=utf-8; q=0.4, application/json;q=0.3", "csv"],
+    [" application/json ; q=0.9 ,text/csv;q=0.8", "json"],
+    // q=0 means "not acceptable".
+    ["text/csv;q=0", "json"],
+    ["application/x-ndjson;q=0, text/csv;q=0.001", "csv"],
+    ["text/csv;Q=0, application/ndjson;q=0.1", "ndjson"],
+    ["text/csv;q=abc", "json"],
+    // Ties keep the first listed.
+    ["text/csv, application/x-ndjson", "csv"],
+    ["application/x-ndjson, text/csv", "ndjson"],
+    ["text/csv;q=0.5, application/ndjson;q=0.5", "csv"],
+    ["application/ndjson;q=0.5, text/csv;q=0.5, application/json;q=0.5", "ndjson"],
+    // Types the export does not speak are passed over; none at all is JSON, not an error.
+    ["text/html, image/png", "json"],
+    ["*/*", "json"],
+    ["text/*", "json"],
+    ["text/html, text/csv;q=0.1", "csv"],
+    ["application/jsonx, text/csvx", "json"],
+  ];
+
+  it.each(cases)("Accept %j gives %s", (accept, format) => {
+    expect(negotiateExportFormat(undefined, accept)).toBe(format);
+  });
+});
+
+describe("CSV cells", () => {
+  it("leaves null and undefined empty and quotes the empty string", () => {
+    expect(csvCell(null)).toBe("");
+    expect(csvCell(undefined)).toBe("");
+    expect(csvCell("")).toBe('""');
+  });
+
+  it("writes plain text, numbers and booleans as they are", () => {
+    expect(csvCell("screen_view")).toBe("screen_view");
+    expect(csvCell(" spaced ")).toBe(" spaced ");
+    expect(csvCell("a;b\tc")).toBe("a;b\tc");
+    expect(csvCell(42)).toBe("42");
+    expect(csvCell(0)).toBe("0");
+    expect(csvCell(-1.5)).toBe("-1.5");
+    expect(csvCell(false)).toBe("false");
+  });
+
+  it("quotes a comma, a quote, CR or LF, doubling the quotes", () => {
+    expect(csvCell("a,b")).toBe('"a,b"');
+    expect(csvCell('say "hi"')).toBe('"say ""hi"""');
+    expect(csvCell('"')).toBe('""""');
+    expect(csvCell("line 1\nline 2")).toBe('"line 1\nline 2"');
+    expect(csvCell("a\rb")).toBe('"a\rb"');
+    expect(csvCell("\r\n")).toBe('"\r\n"');
+  });
+
+  it("writes objects as their JSON text, quoted when it needs it", () => {
+    expect(csvCell({})).toBe("{}");
+    expect(csvCell([])).toBe("[]");
+    expect(csvCell({ a: 1 })).toBe('"{""a"":1}"');
+    expect(csvCell({ a: 1, b: "x" })).toBe('"{""a"":1,""b"":""x""}"');
+    expect(csvCell([1, 2])).toBe('"[1,2]"');
+    expect(csvCell(["x"])).toBe('"[""x""]"');
+  });
+
+  it("joins a record with commas and ends it with CRLF", () => {
+    expect(csvLine(["id", null, "", "a,b", 3, undefined])).toBe('id,,"","a,b",3,\r\n');
+    expect(csvLine(["one"])).toBe("one\r\n");
+    expect(csvLine([])).toBe("\r\n");
+    expect(csvLine(['x"y', "multi\nline"])).toBe('"x""y","multi\nline"\r\n');
+  });
+});
+
+describe("attachment filenames", () => {
+  it("keeps letters, digits, dot, underscore and dash and adds the format", () => {
+    expect(attachmentFilename("events-2026-11-21", "csv")).toBe("events-2026-11-21.csv");
+    expect(attachmentFilename("Project_1.export", "ndjson")).toBe("Project_1.export.ndjson");
+  });
+
+  it("replaces every other character with an underscore", () => {
+    expect(attachmentFilename('my export/ä"x', "csv")).toBe("my_export___x.csv");
+    expect(attachmentFilename("a\\b;c\r\n", "ndjson")).toBe("a_b_c__.ndjson");
+    expect(attachmentFilename("", "csv")).toBe(".csv");
   });
 });
