@@ -71,6 +71,131 @@ BEGIN
 END;
 $fn$;
 --> statement-breakpoint
+-- refresh_event_rollups(next_xid): the hourly event rollups (event_rollups) that /export/charts
+-- reads, per project, hour and event name ('' dimension) and per value of each breakdown column.
+-- refresh_derived (src/db/routines/refresh_derived.sql) calls it in the same transaction as
+-- refresh_session_rollups, with the snapshot xmin it took first; the seed's loader also calls it
+-- on a connection of its own, beside refresh_derived().
+--
+-- Unlike sessions, the event rollups have an exact watermark: an hour's rows hold exactly the
+-- events of that hour whose ingest_xid is below derived_state('event_rollups'). Every transaction
+-- below it had finished when the run began (it is the run's snapshot xmin), so no event can join
+-- that set later; a chart adds the events at or above it straight from `events` and is exact at
+-- any moment (src/queries/charts/rollups.ts). The first run (watermark 0) builds every hour;
+-- later runs delete and recompute the hours of the events that arrived since the last run.
+CREATE OR REPLACE FUNCTION refresh_event_rollups(next_xid bigint) RETURNS void
+LANGUAGE plpgsql
+-- Hash aggregates, with room for those of a full build: the planner cannot estimate how few
+-- (project, hour, name, value) groups there are and would otherwise sort every event per dimension.
+SET work_mem = '256MB'
+SET enable_sort = off
+-- Scans and aggregates that gain nothing from JIT compilation, which costs hundreds of milliseconds.
+SET jit = off
+-- DROP TABLE IF EXISTS of the temporary tables would notice "schema pg_temp does not exist".
+SET client_min_messages = warning
+AS $fn$
+DECLARE
+  from_xid bigint;
+  source text;
+  -- The breakdown columns rolled up: CHART_ROLLUP_COLUMNS in src/lib/dimensions.ts lists the
+  -- same, and test/node/routines.test.ts holds them equal.
+  dimensions text[] := ARRAY['path', 'country', 'device', 'browser', 'os', 'referrer_name', 'referrer_type',
+    'utm_source', 'utm_medium', 'utm_campaign'];
+  -- The events' columns with their UTC hour; byte-order ("C") keys hash and compare fastest.
+  columns text := $$e.project_id COLLATE "C" AS project_id, e.name COLLATE "C" AS name,
+    date_bin('1 hour', e.created_at, timestamptz '2000-01-01 00:00:00+00') AS hour, e.duration, e.revenue$$
+    || (SELECT string_agg(format(', e.%1$I COLLATE "C" AS %1$I', d), '') FROM unnest(dimensions) d);
+  aggregates text := 'count(*), sum(duration), min(duration), max(duration), sum(revenue), min(revenue), max(revenue)';
+BEGIN
+  -- One build at a time, also when a loader calls this beside refresh_derived(): a caller that
+  -- waited here reads the watermark the other one committed and finds little left to do.
+  PERFORM pg_advisory_xact_lock(hashtext('refresh_event_rollups'));
+  INSERT INTO derived_state (name) VALUES ('event_rollups') ON CONFLICT (name) DO NOTHING;
+  SELECT processed_xid INTO from_xid FROM derived_state WHERE name = 'event_rollups';
+  IF from_xid >= next_xid THEN
+    RETURN;
+  END IF;
+
+  DROP TABLE IF EXISTS pg_temp.event_hours, pg_temp.rollup_events;
+  IF from_xid = 0 THEN
+    TRUNCATE event_rollups;
+    source := format('(SELECT %s FROM events e WHERE e.ingest_xid < %s) e', columns, next_xid);
+  ELSE
+    CREATE TEMPORARY TABLE event_hours ON COMMIT DROP AS
+      SELECT DISTINCT project_id, date_trunc('hour', created_at, 'UTC') AS hour
+      FROM events WHERE ingest_xid >= from_xid AND ingest_xid < next_xid;
+    ANALYZE event_hours;
+    DELETE FROM event_rollups r USING event_hours h WHERE r.project_id = h.project_id AND r.hour = h.hour;
+    EXECUTE format('CREATE TEMPORARY TABLE rollup_events ON COMMIT DROP AS SELECT %s FROM event_hours h'
+      ' JOIN events e ON e.project_id = h.project_id AND e.created_at >= h.hour'
+      ' AND e.created_at < h.hour + interval ''1 hour'' WHERE e.ingest_xid < %s', columns, next_xid);
+    source := 'rollup_events';
+  END IF;
+
+  -- Per hour and event name ('' dimension), and per value of each breakdown column. One hash
+  -- aggregate per dimension: grouping sets sort the events once per set, several times slower.
+  -- Empty strings are "not set", like NULL (the charts' breakdown rule).
+  EXECUTE format('INSERT INTO event_rollups (project_id, hour, name, dimension, value, events,'
+      ' duration_sum, duration_min, duration_max, revenue_sum, revenue_min, revenue_max)'
+      ' SELECT project_id, hour, name, '''', NULL, %s FROM %s GROUP BY 1, 2, 3', aggregates, source)
+    || (SELECT string_agg(format(' UNION ALL SELECT project_id, hour, name, %L, nullif(%I, ''''), %s FROM %s GROUP BY 1, 2, 3, 5',
+      d, d, aggregates, source), '') FROM unnest(dimensions) d);
+
+  UPDATE derived_state SET processed_xid = next_xid, last_run_at = now() WHERE name = 'event_rollups';
+END;
+$fn$;
+--> statement-breakpoint
+-- refresh_visitor_sketches(target, unit, unit_of_session, source): HyperLogLog sketches of the
+-- visitors of some units of time (hours or days), written into the table `target`, whose unit
+-- column is named `unit`. `source` is the FROM clause that yields the sessions (alias `s`) of those
+-- units and `unit_of_session` the expression of a session's unit. It only inserts: the caller
+-- deletes the units it rebuilds first. Two callers: refresh_rollups
+-- (src/db/routines/refresh_rollups.sql) for the hourly `visitor_sketches`, and
+-- refresh_day_sketches (src/db/routines/refresh_day_sketches.sql) for the days of
+-- `visitor_day_sketches` that cannot be merged from hours. src/queries/insights/visitor-sketch.ts
+-- estimates from them.
+--
+-- A visitor (profile_id) is hashed to 64 bits by hashtextextended, which every Postgres has built
+-- in: the low 15 bits choose one of 2^15 registers, and the lowest set bit of the other 49 gives
+-- the register's value (1-49, 50 when none is set). A sketch is stored as planes: plane k is a
+-- bit(32768) with the bits of the registers whose value is at least k, so the union of two
+-- sketches is the bit_or of their planes. Each plane is written as hex, 64 registers per 16
+-- digits, the empty chunks between them padded in by lpad; the cast to bit(32768) pads the tail
+-- with zeros.
+CREATE OR REPLACE FUNCTION refresh_visitor_sketches(target text, unit text, unit_of_session text, source text) RETURNS void
+LANGUAGE plpgsql
+AS $fn$
+BEGIN
+  EXECUTE format($sql$
+  INSERT INTO %1$I (project_id, %2$I, plane, registers)
+  SELECT project_id, unit, plane,
+    ('x' || string_agg(lpad(to_hex(bits), (chunk - coalesce(previous_chunk, -1)) * 16, '0'), '' ORDER BY chunk))::varbit::bit(32768)
+  FROM (
+    SELECT project_id, unit, plane, chunk, bits,
+      lag(chunk) OVER (PARTITION BY project_id, unit, plane ORDER BY chunk) AS previous_chunk
+    FROM (
+      SELECT project_id, unit, plane, register >> 6 AS chunk, bit_or(1::bigint << (63 - (register & 63))) AS bits
+      FROM (
+        SELECT project_id, unit, (h & 32767)::integer AS register,
+          -- w & -w isolates the lowest set bit, a power of two: its log2 is exact after rounding.
+          max(CASE WHEN w = 0 THEN 50 ELSE round(ln((w & -w)::float8) / ln(2.0))::integer + 1 END) AS value
+        FROM (
+          SELECT project_id, unit, h, (h >> 15) & 562949953421311 AS w
+          FROM (
+            SELECT s.project_id COLLATE "C" AS project_id, %3$s AS unit, hashtextextended(s.profile_id, 0) AS h
+            FROM %4$s
+          ) visitors
+        ) hashed
+        GROUP BY 1, 2, 3
+      ) registers, generate_series(1, value) AS plane
+      GROUP BY 1, 2, 3, 4
+    ) plane_chunks
+  ) ordered_chunks
+  GROUP BY 1, 2, 3
+  $sql$, target, unit, unit_of_session, source);
+END;
+$fn$;
+--> statement-breakpoint
 -- Day rows built before this fix: the row of a day without a local midnight (one that starts at
 -- 01:00) also summed the first hour of the next day. Forgetting the timezone such a project's days
 -- were built in makes the next refresh_derived() rebuild all of its days; until then its hours answer.

@@ -8,7 +8,7 @@
 -- events of that hour whose ingest_xid is below derived_state('event_rollups'). Every transaction
 -- below it had finished when the run began (it is the run's snapshot xmin), so no event can join
 -- that set later; a chart adds the events at or above it straight from `events` and is exact at
--- any moment (src/queries/charts-rollups.ts). The first run (watermark 0) builds every hour;
+-- any moment (src/queries/charts/rollups.ts). The first run (watermark 0) builds every hour;
 -- later runs delete and recompute the hours of the events that arrived since the last run.
 CREATE OR REPLACE FUNCTION refresh_event_rollups(next_xid bigint) RETURNS void
 LANGUAGE plpgsql

@@ -5,8 +5,8 @@
 -- deletes the units it rebuilds first. Two callers: refresh_rollups
 -- (src/db/routines/refresh_rollups.sql) for the hourly `visitor_sketches`, and
 -- refresh_day_sketches (src/db/routines/refresh_day_sketches.sql) for the days of
--- `visitor_day_sketches` that cannot be merged from hours. src/queries/visitor-sketch.ts estimates
--- from them.
+-- `visitor_day_sketches` that cannot be merged from hours. src/queries/insights/visitor-sketch.ts
+-- estimates from them.
 --
 -- A visitor (profile_id) is hashed to 64 bits by hashtextextended, which every Postgres has built
 -- in: the low 15 bits choose one of 2^15 registers, and the lowest set bit of the other 49 gives
