@@ -22,8 +22,9 @@ import {
 import { testDatabase } from "../support/worker/http";
 
 /**
- * GET /export/events (contract section 6): order, keyset and offset paging, resuming and both stream formats. Every expectation is computed here in plain
- * TypeScript from the rows the test inserted.
+ * GET /export/events (contract section 6): order, keyset and offset paging, resuming and both
+ * stream formats. Every expectation is computed here in plain TypeScript from the rows the test
+ * inserted.
  */
 
 const database = testDatabase();

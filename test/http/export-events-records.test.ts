@@ -14,8 +14,8 @@ import {
 import { testDatabase } from "../support/worker/http";
 
 /**
- * GET /export/events (contract section 6): the records, their `includes` groups and CSV quoting. Every expectation is computed here in plain
- * TypeScript from the rows the test inserted.
+ * GET /export/events (contract section 6): the records, their `includes` groups and CSV quoting.
+ * Every expectation is computed here in plain TypeScript from the rows the test inserted.
  */
 
 const database = testDatabase();

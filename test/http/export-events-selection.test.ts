@@ -20,8 +20,9 @@ import {
 import { expectProblem, testDatabase } from "../support/worker/http";
 
 /**
- * GET /export/events (contract section 6): what is selected (event, profileId, start/end, filters), bad input and the project. Every expectation is computed here in plain
- * TypeScript from the rows the test inserted.
+ * GET /export/events (contract section 6): what is selected (event, profileId, start/end,
+ * filters), bad input and the project. Every expectation is computed here in plain TypeScript from
+ * the rows the test inserted.
  */
 
 const database = testDatabase();
