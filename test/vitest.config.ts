@@ -2,7 +2,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
-import { unitProject } from "./vitest.unit.config";
+import { unitProject } from "./vitest.unit.config.ts";
 
 const TIMEOUT_TESTS = "test/http/statement-timeout.test.ts";
 
@@ -30,7 +30,8 @@ function workerProject(
         },
       })),
     ],
-    test: { name, include, exclude, testTimeout: 30_000 },
+    // Hooks load data and refresh the derived tables: on a busy machine that outlasts vitest's 10 s.
+    test: { name, include, exclude, testTimeout: 30_000, hookTimeout: 120_000 },
   };
 }
 
@@ -61,6 +62,7 @@ export default defineConfig({
           environment: "node",
           setupFiles: ["./test/support/node/setup.ts"],
           testTimeout: 60_000,
+          hookTimeout: 120_000,
         },
       },
     ],

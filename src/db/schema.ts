@@ -13,6 +13,7 @@ import {
   smallint,
   text,
   timestamp,
+  unique,
   uuid,
 } from "drizzle-orm/pg-core";
 
@@ -343,6 +344,24 @@ export const visitorDaySketches = pgTable(
   "visitor_day_sketches",
   { ...sketchPlanes(), day: unitStart("day") },
   (t) => [primaryKey({ columns: [t.projectId, t.day, t.plane] })],
+);
+
+/**
+ * Visitor sketches per day of the project's timezone and value of each breakdown dimension (`name`
+ * null = not set): the visitors of the sessions that started that day with that value. They answer
+ * unique visitors under a filter on one dimension, like the day sketches do without a filter.
+ * Maintained by refresh_dimension_sketches (src/db/routines/refresh_dimension_sketches.sql), by union
+ * as sessions arrive; built for the timezone recorded in `rollup_timezones`.
+ */
+export const visitorDimensionSketches = pgTable(
+  "visitor_dimension_sketches",
+  { ...sketchPlanes(), day: unitStart("day"), dimension: text("dimension").notNull(), name: text("name") },
+  (t) => [
+    // Reads by (project, dimension, values, days); one sketch plane per key, a null name included.
+    unique("visitor_dimension_sketches_key")
+      .on(t.projectId, t.dimension, t.name, t.day, t.plane)
+      .nullsNotDistinct(),
+  ],
 );
 
 /** The timezone each project's day sketches were built in. */

@@ -142,6 +142,15 @@ function condition(filter: Filter, { expression, numeric }: Operand): SQL {
 }
 
 /**
+ * One filter over a dimension's value as the rollups store it (`name`: empty strings and NULL both
+ * NULL, "not set"). It matches what the filter matches on the sessions, except where a session's
+ * value is "" rather than NULL; `rollupCoversFilter` keeps those filters off the rollups.
+ */
+export function dimensionValueCondition(filter: Filter, value: SQL): SQL {
+  return condition(filter, { expression: value, numeric: false });
+}
+
+/**
  * The AND of all filters over event rows of `table` (default `events`). Session-attribute fields
  * use the event's own columns. Undefined when there are no filters.
  */

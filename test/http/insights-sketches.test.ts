@@ -34,9 +34,10 @@ function visitorsBetween(from: number, to: number): number {
 beforeAll(async () => {
   tenant = await createTenant(database.db);
   await database.db.execute(sql`
-    insert into events (project_id, name, device_id, profile_id, session_id, created_at, path)
+    insert into events (project_id, name, device_id, profile_id, session_id, created_at, path, country)
     select ${tenant.projectId}, 'screen_view', 'v-' || (i % ${VISITORS}), 'v-' || (i % ${VISITORS}), 's-' || i,
-      ${new Date(START).toISOString()}::timestamptz + (i % 2880) * interval '1 minute', '/'
+      ${new Date(START).toISOString()}::timestamptz + (i % 2880) * interval '1 minute', '/',
+      case when i % 3 = 0 then 'NO' else 'SE' end
     from generate_series(1, ${SESSIONS}) as i`);
   await database.db.execute(sql`select refresh_derived()`);
 }, 120_000);
@@ -92,7 +93,30 @@ describe("unique visitors of a large window", () => {
     );
   });
 
-  it("a filter is answered exactly on both paths", async () => {
+  it("a filter on a session attribute: the sketches of its values on the rollup path, exact otherwise", async () => {
+    const filters = encodeURIComponent(JSON.stringify([{ name: "country", operator: "is", value: ["NO"] }]));
+    const response = await metrics(`startDate=2026-05-01&endDate=2026-05-02&filters=${filters}`);
+    expect(response.status).toBe(200);
+    // Sessions i with i mod 3 = 0 are Norwegian; their visitors are v-(i mod 20000).
+    const visitors = new Set<number>();
+    let sessions = 0;
+    for (let i = 1; i <= SESSIONS; i++) {
+      if (i % 3 !== 0) continue;
+      sessions++;
+      visitors.add(i % VISITORS);
+    }
+    const { metrics: totals, meta } = response.body;
+    expect(totals.total_sessions).toBe(sessions);
+    if (ROLLUPS_ON) {
+      expect(meta.approximate).toEqual(["unique_visitors"]);
+      expect(within2Percent(totals.unique_visitors, visitors.size)).toBe(true);
+    } else {
+      expect(meta.approximate).toEqual([]);
+      expect(totals.unique_visitors).toBe(visitors.size);
+    }
+  });
+
+  it("a filter on an event field is answered exactly on both paths", async () => {
     const filters = encodeURIComponent(JSON.stringify([{ name: "path", operator: "is", value: ["/"] }]));
     const response = await metrics(`startDate=2026-05-01&endDate=2026-05-02&filters=${filters}`);
     expect(response.status).toBe(200);

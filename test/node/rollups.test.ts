@@ -14,8 +14,8 @@ import { sessionBreakdown } from "../../src/queries/insights/breakdowns";
 import { sessionMetrics } from "../../src/queries/insights/metrics";
 import type { SessionScope } from "../../src/queries/insights/model";
 import { topPages } from "../../src/queries/insights/pages";
-import { EXACT_VISITORS_UP_TO, estimatedVisitors } from "../../src/queries/insights/rollups";
 import { estimateVisitors, SKETCH_REGISTERS } from "../../src/queries/insights/visitor-sketch";
+import { EXACT_VISITORS_UP_TO, estimatedVisitors } from "../../src/queries/insights/visitors";
 import {
   createOrganization,
   createProject,

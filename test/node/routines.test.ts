@@ -65,12 +65,12 @@ describe("routine files", () => {
 });
 
 describe("dimension lists spelled in SQL and in src/lib/dimensions.ts", () => {
-  it("refresh_rollups: dimensions are BREAKDOWN_DIMENSIONS", () => {
-    expect(declaredTextArray(routine("refresh_rollups"), "dimensions")).toEqual([...BREAKDOWN_DIMENSIONS]);
+  it("session_dimensions: dimensions are BREAKDOWN_DIMENSIONS", () => {
+    expect(declaredTextArray(routine("session_dimensions"), "dimensions")).toEqual([...BREAKDOWN_DIMENSIONS]);
   });
 
-  it("refresh_rollups: prefixes are DIMENSION_PREFIXES, NULL where a dimension has none", () => {
-    expect(declaredTextArray(routine("refresh_rollups"), "prefixes")).toEqual(
+  it("session_dimensions: prefixes are DIMENSION_PREFIXES, NULL where a dimension has none", () => {
+    expect(declaredTextArray(routine("session_dimensions"), "prefixes")).toEqual(
       BREAKDOWN_DIMENSIONS.map((dimension) => DIMENSION_PREFIXES[dimension] ?? null),
     );
   });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { estimateVisitors, SKETCH_REGISTERS } from "../../src/queries/insights/visitor-sketch";
 
-// The sketches are built here from the layout the module documents (and refresh_visitor_sketches.sql
+// The sketches are built here from the layout the module documents (and insert_visitor_sketches.sql
 // writes): 2^15 registers, the register index in the low 15 bits of a 64-bit hash, its value the
 // 1-based position of the lowest set bit of the next 49 bits (50 when none is set).
 

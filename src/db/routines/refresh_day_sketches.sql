@@ -11,8 +11,8 @@
 -- written: its session and page rows are sums of the hourly rows, and its visitor sketch is the
 -- union of the hours' sketches, the bit_or of their planes, so no session is hashed again. Days
 -- of half-hour zones have no session or page day rows (the query layer reads day rows only for
--- whole-hour days) and their sketches are built from their sessions by refresh_visitor_sketches
--- (src/db/routines/refresh_visitor_sketches.sql).
+-- whole-hour days) and their sketches are built from their sessions by insert_visitor_sketches
+-- (src/db/routines/insert_visitor_sketches.sql).
 CREATE OR REPLACE FUNCTION refresh_day_sketches() RETURNS void
 LANGUAGE plpgsql
 -- Scans and aggregates that gain nothing from JIT compilation, which costs hundreds of milliseconds.
@@ -47,11 +47,12 @@ BEGIN
   GROUP BY d.project_id, d.day, v.plane;
 
   -- The sketches of the other days, from their sessions.
-  PERFORM refresh_visitor_sketches('visitor_day_sketches', 'day',
-    $$date_trunc('day', s.started_at, d.timezone)$$,
-    $$rollup_days d JOIN sessions s ON s.project_id = d.project_id AND s.started_at >= d.day
+  PERFORM insert_visitor_sketches('visitor_day_sketches', ARRAY['day'],
+    $$SELECT s.project_id, d.day, s.profile_id
+      FROM rollup_days d JOIN sessions s ON s.project_id = d.project_id AND s.started_at >= d.day
       AND s.started_at < ((d.day AT TIME ZONE d.timezone)::date + 1)::timestamp AT TIME ZONE d.timezone
-      WHERE NOT EXISTS (SELECT 1 FROM whole_hour_days w WHERE w.project_id = d.project_id AND w.day = d.day)$$);
+      WHERE NOT EXISTS (SELECT 1 FROM whole_hour_days w WHERE w.project_id = d.project_id AND w.day = d.day)$$,
+    false);
 
   INSERT INTO session_day_rollups (project_id, day, dimension, name, prefix, sessions, bounces, screen_views, duration_ms, timed_sessions, revenue)
   SELECT d.project_id, d.day, r.dimension, r.name, r.prefix, sum(r.sessions), sum(r.bounces), sum(r.screen_views),

@@ -11,13 +11,14 @@
 --   and byte-order ("C") keys, and analyzed, so every later step reads them cheaply and is planned
 --   from real row counts: the join to their events is a hash join over all events on a full build,
 --   the (project_id, session_id) index otherwise;
--- - session_rollups: all sessions ('' dimension), then one hash aggregate per breakdown dimension.
+-- - session_rollups: all sessions ('' dimension), then one hash aggregate per breakdown dimension
+--   (session_dimensions(), src/db/routines/session_dimensions.sql).
 --   Grouping sets sort the sessions once per set: 305k sessions took 12 s that way, under 7 s this
 --   way;
 -- - session_pages: every (origin, path) of any event of each session, with that page's screen
 --   views, written in time order; the page rollups are summed from those rows as they are written
 --   (a session counts once per page), so the events are joined once;
--- - visitor_sketches by refresh_visitor_sketches (src/db/routines/refresh_visitor_sketches.sql).
+-- - visitor_sketches by insert_visitor_sketches (src/db/routines/insert_visitor_sketches.sql).
 CREATE OR REPLACE FUNCTION refresh_rollups(units text) RETURNS void
 LANGUAGE plpgsql
 -- The planner cannot estimate how few (hour, value) groups there are and would sort instead.
@@ -29,15 +30,6 @@ SET jit = off
 SET client_min_messages = warning
 AS $fn$
 DECLARE
-  -- Breakdown dimensions, and the column that prefixes each value where there is one (NULL where
-  -- none): BREAKDOWN_DIMENSIONS and DIMENSION_PREFIXES in src/lib/dimensions.ts list the same,
-  -- and test/node/routines.test.ts holds them equal.
-  dimensions text[] := ARRAY['referrer', 'referrer_name', 'referrer_type', 'country', 'region', 'city',
-    'device', 'brand', 'model', 'browser', 'browser_version', 'os', 'os_version',
-    'utm_source', 'utm_medium', 'utm_campaign', 'utm_term', 'utm_content'];
-  prefixes text[] := ARRAY[NULL, NULL, NULL, NULL, 'country', 'country',
-    NULL, NULL, NULL, NULL, 'browser', NULL, 'os',
-    NULL, NULL, NULL, NULL, NULL];
   aggregates text := 'count(*), count(*) FILTER (WHERE is_bounce), sum(screen_view_count),'
     ' coalesce(sum(duration_ms) FILTER (WHERE duration_ms > 0), 0), count(*) FILTER (WHERE duration_ms > 0), sum(revenue)';
   source text := CASE WHEN units IS NULL THEN 'sessions s' ELSE format(
@@ -72,7 +64,7 @@ BEGIN
       ' SELECT s.project_id COLLATE "C" AS project_id, s.id, s.profile_id, s.started_at,'
       ' date_bin(''1 hour'', s.started_at, timestamptz ''2000-01-01 00:00:00+00'') AS hour,'
       ' s.is_bounce, s.screen_view_count, s.duration_ms, s.revenue', '')
-    || (SELECT string_agg(format(', nullif(s.%1$I, '''') COLLATE "C" AS %1$I', d), '') FROM unnest(dimensions) d)
+    || (SELECT string_agg(format(', nullif(s.%1$I, '''') COLLATE "C" AS %1$I', d.dimension), '') FROM session_dimensions() d)
     || format(' FROM %s', source);
   ANALYZE rollup_sessions;
 
@@ -82,7 +74,7 @@ BEGIN
       ' SELECT project_id, hour, '''', NULL, NULL, %s FROM rollup_sessions GROUP BY 1, 2', aggregates)
     || (SELECT string_agg(format(' UNION ALL SELECT project_id, hour, %L, %I, %s, %s FROM rollup_sessions GROUP BY 1, 2, 4, 5',
       d.dimension, d.dimension, coalesce(quote_ident(d.prefix), 'NULL::text'), aggregates), '')
-      FROM unnest(dimensions, prefixes) AS d(dimension, prefix));
+      FROM session_dimensions() AS d);
 
   -- Session pages: every (origin, path) of any event of each session, with that page's screen
   -- views. The page rollups are their sums over the pages with a screen view (a session counts
@@ -128,7 +120,8 @@ BEGIN
     ANALYZE session_pages;
   END IF;
 
-  PERFORM refresh_visitor_sketches('visitor_sketches', 'hour', 's.hour', 'rollup_sessions s');
+  PERFORM insert_visitor_sketches('visitor_sketches', ARRAY['hour'],
+    'SELECT s.project_id, s.hour, s.profile_id FROM rollup_sessions s', false);
   DROP TABLE rollup_sessions;
 END;
 $fn$;

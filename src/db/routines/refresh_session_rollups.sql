@@ -1,8 +1,9 @@
 -- refresh_session_rollups(): the session family of the derived tables. It derives `sessions`, one
 -- row per (project_id, session_id), from the events, and then, in the same transaction, the
--- hourly rollups and session pages (refresh_rollups, src/db/routines/refresh_rollups.sql) and the
--- day rollups and sketches (refresh_day_sketches, src/db/routines/refresh_day_sketches.sql), so
--- both query paths always see the same data. It returns the number of sessions it wrote.
+-- hourly rollups and session pages (refresh_rollups, src/db/routines/refresh_rollups.sql), the
+-- day rollups and sketches (refresh_day_sketches, src/db/routines/refresh_day_sketches.sql) and the
+-- visitor sketches per day and dimension value (refresh_dimension_sketches,
+-- src/db/routines/refresh_dimension_sketches.sql), so both query paths always see the same data. It returns the number of sessions it wrote.
 -- refresh_derived (src/db/routines/refresh_derived.sql) calls it, and the one-run-at-a-time lock
 -- taken here bears that entry point's name.
 --
@@ -25,8 +26,9 @@
 -- milliseconds. New sessions are inserted in the order they started (see the ORDER BY below);
 -- existing rows keep their place.
 --
--- The touched sessions are kept in a temporary table so that the hours and days they started in
--- before this run can be read before the upsert: the rollups of those hours and days, and of the
+-- The touched sessions are kept in a temporary table, and their rows as they were before this run
+-- in another, so that the hours and days they started in before this run can be read after the
+-- upsert: the rollups of those hours and days, and of the
 -- ones they start in now, are recomputed from their sessions. The first run, and any run after
 -- the 'rollups' watermark was reset to 0 (by a migration that adds a derived table), rebuild every
 -- rollup. A project whose timezone is new or changed gets all of its days rebuilt.
@@ -52,15 +54,20 @@ BEGIN
   SELECT processed_xid INTO from_xid FROM derived_state WHERE name = 'sessions';
   SELECT processed_xid INTO rollups_xid FROM derived_state WHERE name = 'rollups';
 
-  DROP TABLE IF EXISTS pg_temp.touched_sessions, pg_temp.touched_starts, pg_temp.rollup_hours, pg_temp.rollup_days;
+  DROP TABLE IF EXISTS pg_temp.touched_sessions, pg_temp.touched_before, pg_temp.touched_starts,
+    pg_temp.rollup_hours, pg_temp.rollup_days;
   CREATE TEMPORARY TABLE touched_sessions (project_id text, session_id text) ON COMMIT DROP;
+  -- The touched sessions as they were before this run (none for new ones).
+  CREATE TEMPORARY TABLE touched_before ON COMMIT DROP AS SELECT * FROM sessions WITH NO DATA;
   CREATE TEMPORARY TABLE touched_starts (project_id text, started_at timestamptz) ON COMMIT DROP;
   IF from_xid > 0 THEN
     INSERT INTO touched_sessions SELECT DISTINCT project_id, session_id FROM events WHERE ingest_xid >= from_xid;
     ANALYZE touched_sessions;
-    -- When these sessions started before this run: the rollups of those hours and days lose them or change.
-    INSERT INTO touched_starts SELECT s.project_id, s.started_at
+    INSERT INTO touched_before SELECT s.*
     FROM touched_sessions t JOIN sessions s ON s.project_id = t.project_id AND s.id = t.session_id;
+    ANALYZE touched_before;
+    -- When these sessions started before this run: the rollups of those hours and days lose them or change.
+    INSERT INTO touched_starts SELECT project_id, started_at FROM touched_before;
   END IF;
 
   -- Every event of every session that received one since the last run. Planned afresh each
@@ -179,6 +186,7 @@ BEGIN
   WHERE zones.built_in IS NOT DISTINCT FROM zones.timezone;
   ANALYZE rollup_days;
   PERFORM refresh_day_sketches();
+  PERFORM refresh_dimension_sketches(from_xid = 0 OR rollups_xid = 0);
   INSERT INTO rollup_timezones (project_id, timezone)
   SELECT id, coalesce(timezone, 'UTC') FROM projects
   ON CONFLICT (project_id) DO UPDATE SET timezone = excluded.timezone

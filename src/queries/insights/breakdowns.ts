@@ -4,7 +4,13 @@ import { sessions } from "../../db/schema";
 import { type BreakdownDimension, DIMENSION_PREFIXES } from "../../lib/dimensions";
 import { sessionColumn } from "../columns";
 import { rankOrder } from "../sql-helpers";
-import { type BreakdownRow, type Page, rollupsCover, type SessionScope, toBreakdownRow } from "./model";
+import {
+  type BreakdownRow,
+  breakdownRollupsCover,
+  type Page,
+  type SessionScope,
+  toBreakdownRow,
+} from "./model";
 import { rolledUpBreakdown } from "./rollups";
 import { metricColumns, sessionsInScope } from "./session-scope";
 
@@ -18,7 +24,7 @@ export function sessionBreakdown(
   dimension: BreakdownDimension,
   page: Page,
 ): Promise<BreakdownRow[]> {
-  return rollupsCover(scope)
+  return breakdownRollupsCover(scope, dimension)
     ? rolledUpBreakdown(db, scope, dimension, DIMENSION_PREFIXES[dimension] !== undefined, page)
     : exactBreakdown(db, scope, dimension, page);
 }

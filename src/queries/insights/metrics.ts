@@ -1,16 +1,14 @@
 import { sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
-import { sessions } from "../../db/schema";
-import { timestampArray } from "../sql-helpers";
 import {
   type MetricsAnswer,
-  rollupsCover,
+  metricsRollupsCover,
   type SessionScope,
   spreadOverBuckets,
   toBucketMetrics,
 } from "./model";
 import { rolledUpSessionMetrics } from "./rollups";
-import { metricColumns, sessionsInScope } from "./session-scope";
+import { metricColumns, sessionsByBucket } from "./session-scope";
 
 /**
  * The metrics of the whole window and of each bucket, in one pass: GROUPING SETS gives the
@@ -18,7 +16,7 @@ import { metricColumns, sessionsInScope } from "./session-scope";
  * `buckets` are bucket start instants; every bucket is returned, zero-filled.
  */
 export function sessionMetrics(db: Database, scope: SessionScope, buckets: number[]): Promise<MetricsAnswer> {
-  return rollupsCover(scope, buckets)
+  return metricsRollupsCover(scope, buckets)
     ? rolledUpSessionMetrics(db, scope, buckets)
     : exactSessionMetrics(db, scope, buckets);
 }
@@ -28,20 +26,7 @@ async function exactSessionMetrics(
   scope: SessionScope,
   buckets: number[],
 ): Promise<MetricsAnswer> {
-  // The bucket is computed once in a subquery: repeated in SELECT and GROUP BY it would carry
-  // separately bound parameters, which Postgres does not recognise as the same expression.
-  const scoped = db
-    .select({
-      bucket: sql<number>`width_bucket(${sessions.startedAt}, ${timestampArray(buckets)})`.as("bucket"),
-      profileId: sessions.profileId,
-      isBounce: sessions.isBounce,
-      durationMs: sessions.durationMs,
-      screenViewCount: sessions.screenViewCount,
-      revenue: sessions.revenue,
-    })
-    .from(sessions)
-    .where(sessionsInScope(scope))
-    .as("scoped");
+  const scoped = sessionsByBucket(db, scope, buckets);
   const rows = await db
     .select({
       bucket: scoped.bucket,

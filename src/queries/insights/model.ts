@@ -1,3 +1,4 @@
+import { type BreakdownDimension, isBreakdownDimension } from "../../lib/dimensions";
 import type { Filter } from "../../lib/filter-parser";
 import { HOUR_MS } from "../../lib/timezone";
 import type { BreakdownRow, PageRow, SessionMetrics } from "../../schemas/insights";
@@ -139,15 +140,53 @@ export function toBreakdownRow(row: BreakdownRowSource, withPrefix: boolean): Br
   };
 }
 
-/**
- * The hourly rollups answer a request when they may (the switch) and every instant that matters
- * (window edges, bucket edges) is a whole UTC hour, and no filter applies: then each rollup hour
- * lies inside one bucket and the rows of the window's hours hold exactly its sessions.
- */
-export function rollupsCover(scope: SessionScope, buckets: readonly number[] = []): boolean {
+/** The rollups may answer (the switch) and every instant that matters is a whole UTC hour. */
+function hoursCover(scope: SessionScope, buckets: readonly number[]): boolean {
   return (
     scope.rollups &&
-    scope.filters.length === 0 &&
     [scope.window.start, scope.window.end, ...buckets].every((instant) => instant % HOUR_MS === 0)
+  );
+}
+
+/** A filter on one breakdown dimension, which the rollups answer from that dimension's rows. */
+export interface DimensionFilter {
+  dimension: BreakdownDimension;
+  filter: Filter;
+}
+
+/**
+ * The request's filter when the rollups can answer it: one filter on a breakdown dimension, its
+ * operator applied to the dimension's values as the rollups store them. Rollups store "" and NULL
+ * alike as not set, so a filter that tells them apart stays on the exact path: a `regex` (it may
+ * match ""), and any value that is "".
+ */
+export function dimensionFilter(scope: SessionScope): DimensionFilter | undefined {
+  const [filter, ...more] = scope.filters;
+  if (!filter || more.length > 0) return undefined;
+  const { field } = filter;
+  if (field.kind !== "column" || field.scope !== "session" || !isBreakdownDimension(field.column))
+    return undefined;
+  if (filter.operator === "regex" || filter.values.some((value) => String(value) === "")) return undefined;
+  return { dimension: field.column, filter };
+}
+
+/**
+ * The hourly rollups answer a request without filters when the switch allows and every instant
+ * that matters (window edges, bucket edges) is a whole UTC hour: then each rollup hour lies inside
+ * one bucket and the rows of the window's hours hold exactly its sessions.
+ */
+export function rollupsCover(scope: SessionScope, buckets: readonly number[] = []): boolean {
+  return hoursCover(scope, buckets) && scope.filters.length === 0;
+}
+
+/** `/metrics` is answered from the rollups without a filter, or with one on a breakdown dimension. */
+export function metricsRollupsCover(scope: SessionScope, buckets: readonly number[]): boolean {
+  return hoursCover(scope, buckets) && (scope.filters.length === 0 || dimensionFilter(scope) !== undefined);
+}
+
+/** A breakdown is answered from the rollups without a filter, or with one on its own dimension. */
+export function breakdownRollupsCover(scope: SessionScope, dimension: BreakdownDimension): boolean {
+  return (
+    hoursCover(scope, []) && (scope.filters.length === 0 || dimensionFilter(scope)?.dimension === dimension)
   );
 }

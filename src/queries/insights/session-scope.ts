@@ -1,8 +1,9 @@
 import { and, eq, gte, lt, type SQL, sql } from "drizzle-orm";
 import type { AnyPgColumn } from "drizzle-orm/pg-core";
+import type { Database } from "../../db/client";
 import { sessions } from "../../db/schema";
 import { sessionConditions } from "../filter-conditions";
-import { ratio } from "../sql-helpers";
+import { ratio, timestampArray } from "../sql-helpers";
 import type { SessionScope } from "./model";
 
 /** What the exact insights queries share: the sessions of a scope and the aggregates over them. */
@@ -22,6 +23,26 @@ export function sessionsInScope(scope: SessionScope): SQL | undefined {
     lt(sessions.startedAt, window.end),
     sessionConditions(scope.filters, { window }),
   );
+}
+
+/**
+ * The scope's sessions with their 1-based bucket (width_bucket over the bucket starts), as a
+ * subquery: the bucket is computed once here, since repeated in SELECT and GROUP BY it would carry
+ * separately bound parameters, which Postgres does not recognise as the same expression.
+ */
+export function sessionsByBucket(db: Database, scope: SessionScope, buckets: number[]) {
+  return db
+    .select({
+      bucket: sql<number>`width_bucket(${sessions.startedAt}, ${timestampArray(buckets)})`.as("bucket"),
+      profileId: sessions.profileId,
+      isBounce: sessions.isBounce,
+      durationMs: sessions.durationMs,
+      screenViewCount: sessions.screenViewCount,
+      revenue: sessions.revenue,
+    })
+    .from(sessions)
+    .where(sessionsInScope(scope))
+    .as("scoped");
 }
 
 interface SessionColumns {

@@ -1,8 +1,9 @@
 /**
- * Distinct-visitor estimates from the HyperLogLog sketches of `visitor_sketches` and
- * `visitor_day_sketches` (src/db/routines/refresh_visitor_sketches.sql): 2^15 registers, each holding the position (1–49)
- * of the lowest set bit in the 49 hash bits above the register index (50 when none is set). A merged sketch is read as "how many registers are at least k"
- * for every plane k, which gives the register histogram the estimator needs.
+ * Distinct-visitor estimates from the HyperLogLog sketches of `visitor_sketches`,
+ * `visitor_day_sketches` and `visitor_dimension_sketches` (src/db/routines/insert_visitor_sketches.sql):
+ * 2^15 registers, each holding the position (1–49) of the lowest set bit in the 49 hash bits above
+ * the register index (50 when none is set). A merged sketch is read as "how many registers are at
+ * least k" for every plane k, which gives the register histogram the estimator needs.
  *
  * The estimator is Ertl's improved raw estimator ("New cardinality estimation algorithms for
  * HyperLogLog sketches", 2017, algorithm 6): unbiased over the whole range without empirical

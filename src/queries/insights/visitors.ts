@@ -1,0 +1,139 @@
+import { and, eq, gte, lt, type SQL, sql } from "drizzle-orm";
+import type { Database } from "../../db/client";
+import { visitorDimensionSketches } from "../../db/schema";
+import { dimensionValueCondition } from "../filter-conditions";
+import { timestampArray, toNumber } from "../sql-helpers";
+import { type DimensionFilter, dimensionFilter, type Numeric, type SessionScope } from "./model";
+import { sessionsByBucket } from "./session-scope";
+import { estimateVisitors } from "./visitor-sketch";
+import { daysBuilt, wholeProjectDays, windowRows } from "./window-rows";
+
+/**
+ * Unique visitors on the rollup path: counted exactly from the sessions where that is cheap, else
+ * merged from HyperLogLog sketches (within ±2 %, flagged approximate). Without a filter the
+ * sketches are the hourly and daily ones (src/db/routines/refresh_rollups.sql and
+ * refresh_day_sketches.sql); with a filter on one dimension, the sketches per day and value of that
+ * dimension (refresh_dimension_sketches.sql), which exist for whole project days only.
+ */
+
+/**
+ * Up to this many sessions in the window (whatever the filter), unique visitors are counted exactly
+ * from `sessions` (a few milliseconds); above it they come from the sketches.
+ */
+export const EXACT_VISITORS_UP_TO = 20_000;
+
+/** Distinct visitors per bucket (keys 1..n) and over the window (key 0). */
+export type VisitorCounts = Map<number, number>;
+
+export interface WindowVisitors {
+  counts: VisitorCounts;
+  approximate: boolean;
+}
+
+/** Distinct visitors of the scope's sessions (its filters included), per bucket and in all. */
+export async function exactVisitors(
+  db: Database,
+  scope: SessionScope,
+  buckets: number[],
+): Promise<VisitorCounts> {
+  const scoped = sessionsByBucket(db, scope, buckets);
+  const rows = await db
+    .select({
+      bucket: scoped.bucket,
+      isTotal: sql<number>`grouping(${scoped.bucket})`,
+      visitors: sql<string>`count(distinct ${scoped.profileId})`,
+    })
+    .from(scoped)
+    .groupBy(sql`grouping sets ((${scoped.bucket}), ())`);
+  return new Map(
+    rows.map((row) => [Number(row.isTotal) === 1 ? 0 : Number(row.bucket), toNumber(row.visitors)]),
+  );
+}
+
+/**
+ * Estimates from sketch planes, each with its `unit` start, merged per bucket and over the window.
+ * Planes merge with bit_or; bit_count of merged plane k = registers at or above k.
+ */
+async function mergedSketches(db: Database, planes: SQL, buckets: number[]): Promise<VisitorCounts> {
+  const result = await db.execute<{
+    bucket: number;
+    is_total: number;
+    plane: number;
+    registers: Numeric;
+  }>(sql`
+    select bucket, grouping(bucket) as is_total, plane, bit_count(bit_or(registers)) as registers
+    from (
+      select width_bucket(unit, ${timestampArray(buckets)}) as bucket, plane, registers
+      from ${planes}
+    ) as bucketed
+    group by grouping sets ((bucket, plane), (plane))`);
+  const sketches = new Map<number, Map<number, number>>();
+  for (const row of result.rows) {
+    const key = Number(row.is_total) === 1 ? 0 : Number(row.bucket);
+    const sketch = sketches.get(key) ?? new Map<number, number>();
+    sketch.set(Number(row.plane), toNumber(row.registers));
+    sketches.set(key, sketch);
+  }
+  return new Map([...sketches].map(([key, sketch]) => [key, estimateVisitors(sketch)]));
+}
+
+/** Unique visitors (no filter) from the sketches of the window's days and hours. */
+export function estimatedVisitors(
+  db: Database,
+  scope: SessionScope,
+  buckets: number[],
+): Promise<VisitorCounts> {
+  return mergedSketches(db, windowRows("visitors", scope, buckets), buckets);
+}
+
+/** The sketches of the window's days for the values the filter keeps. */
+function dimensionPlanes(scope: SessionScope, { dimension, filter }: DimensionFilter): SQL {
+  const s = visitorDimensionSketches;
+  return sql`(select ${s.plane}, ${s.registers}, ${s.day} as unit from ${s} where ${and(
+    eq(s.projectId, scope.projectId),
+    eq(s.dimension, dimension),
+    dimensionValueCondition(filter, sql`${s.name}`),
+    gte(s.day, new Date(scope.window.start)),
+    lt(s.day, new Date(scope.window.end)),
+  )}) as units`;
+}
+
+/** Sessions of the window, without filters: what an exact count would have to read. */
+async function windowSessions(db: Database, scope: SessionScope, buckets: number[]): Promise<number> {
+  const result = await db.execute<{ sessions: Numeric }>(sql`
+    select coalesce(sum(sessions), 0) as sessions
+    from ${windowRows("sessions", { ...scope, filters: [] }, buckets, sql`dimension = ''`)}`);
+  return toNumber(result.rows[0]?.sessions);
+}
+
+/** Whether the scope's window is made of whole project days whose sketches are built. */
+async function wholeBuiltDays(db: Database, scope: SessionScope, buckets: number[]): Promise<boolean> {
+  const whole = wholeProjectDays(scope, buckets);
+  if (whole.start !== scope.window.start || whole.end !== scope.window.end) return false;
+  const result = await db.execute<{ built: boolean }>(sql`select ${daysBuilt(scope)} as built`);
+  return result.rows[0]?.built === true;
+}
+
+/**
+ * Unique visitors of the scope: exact while the window holds few sessions, else from the sketches.
+ * With a filter, the sketches serve only windows of whole project days; other windows are counted
+ * exactly, reading no more than the window's sessions.
+ */
+export async function windowVisitors(
+  db: Database,
+  scope: SessionScope,
+  buckets: number[],
+  scopeSessions: number,
+): Promise<WindowVisitors> {
+  const filter = dimensionFilter(scope);
+  if (!filter) {
+    if (scopeSessions <= EXACT_VISITORS_UP_TO)
+      return { counts: await exactVisitors(db, scope, buckets), approximate: false };
+    return { counts: await estimatedVisitors(db, scope, buckets), approximate: true };
+  }
+  const sketched =
+    (await wholeBuiltDays(db, scope, buckets)) &&
+    (await windowSessions(db, scope, buckets)) > EXACT_VISITORS_UP_TO;
+  if (!sketched) return { counts: await exactVisitors(db, scope, buckets), approximate: false };
+  return { counts: await mergedSketches(db, dimensionPlanes(scope, filter), buckets), approximate: true };
+}

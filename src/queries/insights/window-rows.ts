@@ -1,0 +1,77 @@
+import { type SQL, sql } from "drizzle-orm";
+import { rollupTimezones } from "../../db/schema";
+import { addLocalDays, HOUR_MS, startOfLocalDay } from "../../lib/timezone";
+import type { SessionScope, TimeWindow } from "./model";
+
+/**
+ * Which rollup rows make up a window: the day rows of its whole project days, the hour rows of the
+ * rest. Day rows count only while they were built in the project's current timezone.
+ */
+
+/** Whether the project's day rows were built in its current timezone (rollup_timezones). */
+export function daysBuilt(scope: SessionScope): SQL {
+  return sql`exists (select 1 from ${rollupTimezones} where ${rollupTimezones.projectId} = ${scope.projectId} and ${rollupTimezones.timezone} = ${scope.projectTimezone})`;
+}
+
+/** The rollup families: their hour table, their day table, and the columns both share. */
+const FAMILIES = {
+  sessions: {
+    hours: "session_rollups",
+    days: "session_day_rollups",
+    columns: "dimension, name, prefix, sessions, bounces, screen_views, duration_ms, timed_sessions, revenue",
+  },
+  pages: {
+    hours: "page_rollups",
+    days: "page_day_rollups",
+    columns: "origin, path, title, sessions, pageviews, bounces, duration_ms, timed_views",
+  },
+  visitors: { hours: "visitor_sketches", days: "visitor_day_sketches", columns: "plane, registers" },
+} as const;
+
+/**
+ * The whole days of the project's timezone inside the window that no bucket edge cuts, when every
+ * one of them starts and ends on a whole UTC hour (so its day row equals its hours): their day
+ * rows stand in for their hours. An empty window (at the window start) when there are none.
+ */
+export function wholeProjectDays(scope: SessionScope, buckets: readonly number[]): TimeWindow {
+  const timezone = scope.projectTimezone;
+  const none = { start: scope.window.start, end: scope.window.start };
+  let start = startOfLocalDay(scope.window.start, timezone);
+  if (start < scope.window.start) start = addLocalDays(start, 1, timezone);
+  const end = startOfLocalDay(scope.window.end, timezone);
+  if (start >= end) return none;
+  for (let midnight = start; midnight <= end; midnight = addLocalDays(midnight, 1, timezone)) {
+    if (midnight % HOUR_MS !== 0) return none;
+  }
+  const cut = buckets.some((edge) => edge > start && edge < end && startOfLocalDay(edge, timezone) !== edge);
+  return cut ? none : { start, end };
+}
+
+/**
+ * The rollup rows of a family covering the window, each with its `unit` start instant: day rows
+ * for the whole project days, hour rows for the rest. Day rows count only if they were built in
+ * the project's current timezone (rollup_timezones); otherwise the hours serve those days too.
+ * Four index range scans, one per part; `condition` narrows every part (a dimension).
+ */
+export function windowRows(
+  family: keyof typeof FAMILIES,
+  scope: SessionScope,
+  buckets: readonly number[],
+  condition?: SQL,
+): SQL {
+  const { hours, days, columns } = FAMILIES[family];
+  const whole = wholeProjectDays(scope, buckets);
+  const at = (instant: number) => new Date(instant);
+  const list = sql.raw(columns);
+  const also = condition ? sql` and ${condition}` : sql``;
+  const built = daysBuilt(scope);
+  const hourRows = (from: number, to: number, extra: SQL = sql``) =>
+    sql`select ${list}, hour as unit from ${sql.identifier(hours)} where project_id = ${scope.projectId} and hour >= ${at(from)} and hour < ${at(to)}${extra}${also}`;
+  return sql`(
+    select ${list}, day as unit from ${sql.identifier(days)}
+    where project_id = ${scope.projectId} and day >= ${at(whole.start)} and day < ${at(whole.end)} and ${built}${also}
+    union all ${hourRows(scope.window.start, whole.start)}
+    union all ${hourRows(whole.end, scope.window.end)}
+    union all ${hourRows(whole.start, whole.end, sql` and not ${built}`)}
+  ) as units`;
+}

@@ -1,0 +1,235 @@
+import { sql } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { projects } from "../../src/db/schema";
+import { sessionBreakdown } from "../../src/queries/insights/breakdowns";
+import { sessionMetrics } from "../../src/queries/insights/metrics";
+import {
+  breakdownRollupsCover,
+  dimensionFilter,
+  metricsRollupsCover,
+  type SessionScope,
+} from "../../src/queries/insights/model";
+import { EXACT_VISITORS_UP_TO, windowVisitors } from "../../src/queries/insights/visitors";
+import { createOrganization, type EventInput, insertEvents, uniqueId } from "../support/factories";
+import { type FilterInput, parse } from "../support/filter-input";
+import { testDatabase } from "../support/node/database";
+import { generateTraffic } from "../support/traffic";
+
+/**
+ * A filter on one breakdown dimension is answered from the rollups: counts from that dimension's
+ * rows, visitors exactly or from the sketches per day and value. Each answer is held against the
+ * exact path over the same sessions; the sketches against a build of the same events in one batch.
+ */
+
+const database = testDatabase();
+afterAll(() => database.close());
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+const FROM = Date.UTC(2026, 5, 1);
+const TO = FROM + 7 * DAY;
+const ALL_ROWS = { offset: 0, limit: 1_000 };
+
+const projectId = uniqueId("dimension-filter");
+
+beforeAll(async () => {
+  const traffic = generateTraffic({ projectId, seed: 51, sessions: 500, from: FROM, to: TO });
+  await insertEvents(database.db, traffic as EventInput[]);
+}, 120_000);
+
+function scope(filters: FilterInput[], start: number, end: number, rollups: boolean): SessionScope {
+  return { projectId, window: { start, end }, filters: parse(filters), rollups, projectTimezone: "UTC" };
+}
+
+const is = (name: string, operator: string, value?: unknown[]): FilterInput => ({ name, operator, value });
+
+const COVERED: Array<[string, FilterInput]> = [
+  ["country is NO", is("country", "is", ["NO"])],
+  ["country is one of two", is("country", "is", ["NO", "SE"])],
+  ["country isNot US (and not set)", is("country", "isNot", ["US"])],
+  ["referrer_name isNot Google, with empty strings in the data", is("referrer_name", "isNot", ["Google"])],
+  ["referrer_name contains oo", is("referrer_name", "contains", ["oo"])],
+  ["referrer_name doesNotContain oo", is("referrer_name", "doesNotContain", ["oo"])],
+  ["city startsWith S", is("city", "startsWith", ["S"])],
+  ["os endsWith S", is("os", "endsWith", ["S"])],
+  ["region isNull", is("region", "isNull")],
+  ["utm_source isNotNull", is("utm_source", "isNotNull")],
+  ["browser_version gt 100, numbers compared as numbers", is("browser_version", "gt", [100])],
+  ["region is Oslo, a dimension with a prefix", is("region", "is", ["Oslo"])],
+];
+
+const WINDOWS: Array<[string, number, number, number]> = [
+  ["the week by day", FROM, TO, DAY],
+  ["one day by hour", FROM + 2 * DAY, FROM + 3 * DAY, HOUR],
+  ["odd hours, 5-hour buckets", FROM + 7 * HOUR, FROM + 92 * HOUR, 5 * HOUR],
+];
+
+const bucketsOf = (start: number, end: number, step: number) =>
+  Array.from({ length: Math.ceil((end - start) / step) }, (_, index) => start + index * step);
+
+describe("which filters the rollups answer", () => {
+  it("one filter on a breakdown dimension, with any operator but regex and without empty values", () => {
+    for (const [label, filter] of COVERED) {
+      expect({ label, covered: metricsRollupsCover(scope([filter], FROM, TO, true), []) }).toEqual({
+        label,
+        covered: true,
+      });
+    }
+    const uncovered: FilterInput[][] = [
+      [is("country", "regex", ["^N"])],
+      [is("country", "is", ["NO", ""])],
+      [is("country", "is", ["NO"]), is("device", "is", ["mobile"])],
+      [is("profile_id", "is", ["user-1"])],
+      [is("path", "is", ["/pricing"])],
+      [is("properties.plan", "is", ["pro"])],
+    ];
+    for (const filters of uncovered) {
+      expect({ filters, covered: metricsRollupsCover(scope(filters, FROM, TO, true), []) }).toEqual({
+        filters,
+        covered: false,
+      });
+    }
+    // Not on a minute edge, and not with the switch off.
+    expect(metricsRollupsCover(scope([is("country", "is", ["NO"])], FROM + 60_000, TO, true), [])).toBe(
+      false,
+    );
+    expect(metricsRollupsCover(scope([is("country", "is", ["NO"])], FROM, TO, false), [])).toBe(false);
+  });
+
+  it("a breakdown only of the filter's own dimension", () => {
+    const filtered = scope([is("country", "is", ["NO"])], FROM, TO, true);
+    expect(dimensionFilter(filtered)?.dimension).toBe("country");
+    expect(breakdownRollupsCover(filtered, "country")).toBe(true);
+    expect(breakdownRollupsCover(filtered, "browser")).toBe(false);
+    expect(breakdownRollupsCover(scope([], FROM, TO, true), "browser")).toBe(true);
+  });
+});
+
+describe("filtered answers from the rollups = the exact path", () => {
+  for (const [label, filter] of COVERED) {
+    it(`metrics, ${label}`, async () => {
+      for (const [windowLabel, start, end, step] of WINDOWS) {
+        const buckets = bucketsOf(start, end, step);
+        const exact = await sessionMetrics(database.db, scope([filter], start, end, false), buckets);
+        const rolled = await sessionMetrics(database.db, scope([filter], start, end, true), buckets);
+        expect({ windowLabel, rolled }).toEqual({ windowLabel, rolled: exact });
+      }
+      const week = await sessionMetrics(
+        database.db,
+        scope([filter], FROM, TO, false),
+        bucketsOf(FROM, TO, DAY),
+      );
+      expect(week.totals.total_sessions).toBeGreaterThan(0);
+    });
+
+    it(`the breakdown of its own dimension, ${label}`, async () => {
+      const dimension = dimensionFilter(scope([filter], FROM, TO, true))?.dimension;
+      if (!dimension) throw new Error("not a dimension filter");
+      const exact = await sessionBreakdown(
+        database.db,
+        scope([filter], FROM, TO, false),
+        dimension,
+        ALL_ROWS,
+      );
+      const rolled = await sessionBreakdown(
+        database.db,
+        scope([filter], FROM, TO, true),
+        dimension,
+        ALL_ROWS,
+      );
+      expect(rolled).toEqual(exact);
+    });
+  }
+});
+
+describe("filters the rollups cannot tell apart from empty strings", () => {
+  it("a regex that matches the empty string answers like the exact path", async () => {
+    const filter = is("referrer_name", "regex", ["^$|^Goo"]);
+    const buckets = bucketsOf(FROM, TO, DAY);
+    const exact = await sessionMetrics(database.db, scope([filter], FROM, TO, false), buckets);
+    const answered = await sessionMetrics(database.db, scope([filter], FROM, TO, true), buckets);
+    expect(answered).toEqual(exact);
+    // The data has sessions whose referrer name is "", which the regex keeps and the rollups store as not set.
+    const empty = await sessionMetrics(
+      database.db,
+      scope([is("referrer_name", "is", [""])], FROM, TO, false),
+      buckets,
+    );
+    expect(empty.totals.total_sessions).toBeGreaterThan(0);
+  });
+});
+
+describe("visitors of a large filtered window, from the sketches per day and value", () => {
+  const large = uniqueId("dimension-sketch");
+  const SESSIONS = 24_000;
+  const START = Date.UTC(2026, 6, 1);
+  // Session i: starts at START + (i mod 2880) minutes, visitor v-(i mod 18000), country by i mod 5.
+  const country = (i: number) => ["NO", "SE", "NO", "US", "DE"][i % 5] as string;
+
+  beforeAll(async () => {
+    const organizationId = await createOrganization(database.db);
+    await database.db.insert(projects).values({ id: large, organizationId, name: large });
+    await database.db.execute(sql`
+      insert into events (project_id, name, device_id, profile_id, session_id, created_at, path, country)
+      select ${large}, 'screen_view', 'v-' || (i % 18000), 'v-' || (i % 18000), 's-' || i,
+        ${new Date(START).toISOString()}::timestamptz + (i % 2880) * interval '1 minute', '/',
+        (array['NO', 'SE', 'NO', 'US', 'DE'])[i % 5 + 1]
+      from generate_series(1, ${SESSIONS}) as i`);
+    await database.db.execute(sql`select refresh_derived()`);
+  }, 120_000);
+
+  const largeScope = (filters: FilterInput[], rollups: boolean): SessionScope => ({
+    projectId: large,
+    window: { start: START, end: START + 2 * DAY },
+    filters: parse(filters),
+    rollups,
+    projectTimezone: "UTC",
+  });
+
+  it("within ±2 % of the exact count, flagged approximate; every count exact", async () => {
+    const buckets = [START, START + DAY];
+    const filters = [is("country", "is", ["NO"])];
+    const exact = await sessionMetrics(database.db, largeScope(filters, false), buckets);
+    const rolled = await sessionMetrics(database.db, largeScope(filters, true), buckets);
+    // An independent count: sessions i with i mod 5 in {0, 2}, their visitors v-(i mod 18000).
+    const visitors = new Set<number>();
+    let sessions = 0;
+    for (let i = 1; i <= SESSIONS; i++) {
+      if (country(i) !== "NO") continue;
+      sessions++;
+      visitors.add(i % 18_000);
+    }
+    expect(exact.totals.total_sessions).toBe(sessions);
+    expect(exact.totals.unique_visitors).toBe(visitors.size);
+    expect(rolled.approximate).toEqual(["unique_visitors"]);
+    const { unique_visitors: estimate, ...counts } = rolled.totals;
+    const { unique_visitors: truth, ...exactCounts } = exact.totals;
+    expect(counts).toEqual(exactCounts);
+    expect(Math.abs(estimate - truth)).toBeLessThanOrEqual(truth * 0.02);
+    rolled.series.forEach((point, index) => {
+      const partner = exact.series[index];
+      expect(Math.abs(point.unique_visitors - (partner?.unique_visitors ?? 0))).toBeLessThanOrEqual(
+        (partner?.unique_visitors ?? 0) * 0.02,
+      );
+    });
+  });
+
+  it("counts exactly where the window does not consist of whole days", async () => {
+    const filtered = {
+      ...largeScope([is("country", "is", ["SE"])], true),
+      window: { start: START + HOUR, end: START + 2 * DAY },
+    };
+    const counted = await windowVisitors(database.db, filtered, [START + HOUR], EXACT_VISITORS_UP_TO + 1);
+    const visitors = new Set<number>();
+    for (let i = 1; i <= SESSIONS; i++) {
+      if (country(i) === "SE" && i % 2880 >= 60) visitors.add(i % 18_000);
+    }
+    expect(counted).toEqual({
+      counts: new Map([
+        [0, visitors.size],
+        [1, visitors.size],
+      ]),
+      approximate: false,
+    });
+  });
+});

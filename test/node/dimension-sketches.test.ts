@@ -1,0 +1,153 @@
+import { asc, eq, sql } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { projects, visitorDimensionSketches } from "../../src/db/schema";
+import { estimateVisitors } from "../../src/queries/insights/visitor-sketch";
+import { createOrganization, type EventInput, insertEvents, uniqueId } from "../support/factories";
+import { testDatabase } from "../support/node/database";
+import { generateTraffic, shuffled } from "../support/traffic";
+
+/**
+ * The visitor sketches per day and dimension value (src/db/routines/refresh_dimension_sketches.sql)
+ * are maintained by union as sessions arrive and rebuilt where a session changes: whatever the
+ * order and the batches the events arrive in, they must end up as the sketches of one batch.
+ */
+
+const database = testDatabase();
+afterAll(() => database.close());
+
+const HOUR = 3_600_000;
+const FROM = Date.UTC(2026, 7, 3);
+const TO = FROM + 4 * 24 * HOUR;
+let organizationId: string;
+
+beforeAll(async () => {
+  organizationId = await createOrganization(database.db);
+});
+
+async function project(timezone: string | null = null): Promise<string> {
+  const id = uniqueId("dimension-sketch");
+  await database.db.insert(projects).values({ id, organizationId, name: id, timezone });
+  return id;
+}
+
+function traffic(projectId: string): EventInput[] {
+  return generateTraffic({ projectId, seed: 61, sessions: 300, from: FROM, to: TO }) as EventInput[];
+}
+
+/** A project's sketch rows without the project id, in a stable order. */
+async function sketchRows(projectId: string) {
+  const s = visitorDimensionSketches;
+  return database.db
+    .select({ day: s.day, dimension: s.dimension, name: s.name, plane: s.plane, registers: s.registers })
+    .from(s)
+    .where(eq(s.projectId, projectId))
+    .orderBy(asc(s.day), asc(s.dimension), sql`${s.name} collate "C" nulls last`, asc(s.plane));
+}
+
+const keyOf = (day: Date, dimension: string, name: string | null) =>
+  `${day.toISOString()}|${dimension}|${name ?? "(not set)"}`;
+
+/** Distinct visitors per (day, dimension, value), counted here from the sessions of a UTC project. */
+async function exactCounts(projectId: string) {
+  const result = await database.db.execute<{
+    day: string;
+    dimension: string;
+    name: string | null;
+    visitors: string;
+  }>(sql`
+    select (extract(epoch from date_trunc('day', s.started_at, 'UTC')) * 1000)::bigint::text as day,
+      d.dimension, nullif(d.value, '') as name, count(distinct s.profile_id)::text as visitors
+    from sessions s
+    cross join lateral (select dimension, to_jsonb(s) ->> dimension from session_dimensions()) as d(dimension, value)
+    where s.project_id = ${projectId}
+    group by 1, 2, 3`);
+  return new Map(
+    result.rows.map((row) => [
+      keyOf(new Date(Number(row.day)), row.dimension, row.name),
+      Number(row.visitors),
+    ]),
+  );
+}
+
+/** Visitors per (day, dimension, value) estimated from a project's sketches. */
+async function estimatedCounts(projectId: string) {
+  const planes = new Map<string, Map<number, number>>();
+  for (const row of await sketchRows(projectId)) {
+    const key = keyOf(row.day, row.dimension, row.name);
+    const sketch = planes.get(key) ?? new Map<number, number>();
+    sketch.set(row.plane, [...row.registers].filter((bit) => bit === "1").length);
+    planes.set(key, sketch);
+  }
+  return new Map([...planes].map(([key, sketch]) => [key, estimateVisitors(sketch)]));
+}
+
+describe("visitor sketches per day and dimension value", () => {
+  it("hold every value's visitors of every day: the estimates are the exact counts at this size", async () => {
+    const id = await project();
+    await insertEvents(database.db, traffic(id));
+    const exact = await exactCounts(id);
+    expect(exact.size).toBeGreaterThan(100);
+    expect(await estimatedCounts(id)).toEqual(exact);
+  });
+
+  it("end up the same whether the events arrive in one batch or shuffled in small ones", async () => {
+    const batch = await project();
+    const trickle = await project();
+    await insertEvents(database.db, traffic(batch));
+    const events = shuffled(traffic(trickle), 11);
+    for (let i = 0; i < events.length; i += 120) await insertEvents(database.db, events.slice(i, i + 120));
+    const rows = await sketchRows(batch);
+    expect(rows.length).toBeGreaterThan(200);
+    expect(await sketchRows(trickle)).toEqual(rows);
+  });
+
+  it("forget a session's old value and day when a late earlier event changes them", async () => {
+    const late = await project();
+    const once = await project();
+    const at = (hours: number) => new Date(FROM + hours * HOUR);
+    const first = (projectId: string) => [
+      {
+        projectId,
+        sessionId: "s1",
+        profileId: "alice",
+        createdAt: at(24.2),
+        country: "SE",
+        device: "mobile",
+      },
+      { projectId, sessionId: "s2", profileId: "bob", createdAt: at(24.5), country: "SE", device: "desktop" },
+    ];
+    // Earlier than s1's start, on the day before, from another country and visitor.
+    const earlier = (projectId: string) => [
+      {
+        projectId,
+        sessionId: "s1",
+        profileId: "carol",
+        createdAt: at(23.9),
+        country: "NO",
+        device: "tablet",
+      },
+    ];
+    await insertEvents(database.db, first(late));
+    await insertEvents(database.db, earlier(late));
+    await insertEvents(database.db, [...first(once), ...earlier(once)]);
+    expect(await sketchRows(late)).toEqual(await sketchRows(once));
+    // Alice's session became Carol's, from Norway, on the day before: Sweden keeps Bob alone.
+    const counts = await estimatedCounts(late);
+    const day = (hours: number) => new Date(Math.floor((FROM + hours * HOUR) / (24 * HOUR)) * 24 * HOUR);
+    expect(counts.get(keyOf(day(24.5), "country", "SE"))).toBe(1);
+    expect(counts.get(keyOf(day(23.9), "country", "NO"))).toBe(1);
+    expect(counts.get(keyOf(day(24.5), "device", "mobile"))).toBeUndefined();
+  });
+
+  it("follow the project's timezone when it changes", async () => {
+    const moved = await project();
+    const tokyo = await project("Asia/Tokyo");
+    await insertEvents(database.db, traffic(moved));
+    await insertEvents(database.db, traffic(tokyo));
+    await database.db.update(projects).set({ timezone: "Asia/Tokyo" }).where(eq(projects.id, moved));
+    await database.db.execute(sql`select refresh_derived()`);
+    const rows = await sketchRows(tokyo);
+    expect(rows.some((row) => row.day.getUTCHours() === 15)).toBe(true);
+    expect(await sketchRows(moved)).toEqual(rows);
+  });
+});
