@@ -350,14 +350,27 @@ export const visitorDaySketches = pgTable(
  * Visitor sketches per day of the project's timezone and value of each breakdown dimension (`name`
  * null = not set): the visitors of the sessions that started that day with that value. They answer
  * unique visitors under a filter on one dimension, like the day sketches do without a filter.
- * Maintained by refresh_dimension_sketches (src/db/routines/refresh_dimension_sketches.sql), by union
- * as sessions arrive; built for the timezone recorded in `rollup_timezones`.
+ * Most (day, value) groups hold few visitors, so a group is stored sparse while it is small: one
+ * row, plane 0, whose `entries` are its distinct register entries (register << 6 | value, see
+ * src/db/routines/visitor_entry.sql). A larger group is stored as the dense planes 1… of the other
+ * sketch tables, in `registers`. Maintained by refresh_dimension_sketches
+ * (src/db/routines/refresh_dimension_sketches.sql), by union as sessions arrive; built for the
+ * timezone recorded in `rollup_timezones`.
  */
 export const visitorDimensionSketches = pgTable(
   "visitor_dimension_sketches",
-  { ...sketchPlanes(), day: unitStart("day"), dimension: text("dimension").notNull(), name: text("name") },
+  {
+    projectId: text("project_id").notNull(),
+    day: unitStart("day"),
+    dimension: text("dimension").notNull(),
+    name: text("name"),
+    /** 0 for the sparse row of a small group, else the plane of a dense one. */
+    plane: smallint("plane").notNull(),
+    registers: bit("registers", { dimensions: SKETCH_REGISTER_BITS }),
+    entries: integer("entries").array(),
+  },
   (t) => [
-    // Reads by (project, dimension, values, days); one sketch plane per key, a null name included.
+    // Reads by (project, dimension, values, days); one row per plane, a null name included.
     unique("visitor_dimension_sketches_key")
       .on(t.projectId, t.dimension, t.name, t.day, t.plane)
       .nullsNotDistinct(),

@@ -163,8 +163,9 @@ describe("visitors of a large filtered window, from the sketches per day and val
   const large = uniqueId("dimension-sketch");
   const SESSIONS = 24_000;
   const START = Date.UTC(2026, 6, 1);
-  // Session i: starts at START + (i mod 2880) minutes, visitor v-(i mod 18000), country by i mod 5.
-  const country = (i: number) => ["NO", "SE", "NO", "US", "DE"][i % 5] as string;
+  // Session i: starts at START + (i mod 2880) minutes, visitor v-(i mod 18000), country by i mod 5,
+  // but Iceland for every 101st: large values stored as dense sketches, a small one as sparse.
+  const country = (i: number) => (i % 101 === 0 ? "IS" : (["NO", "SE", "NO", "US", "DE"][i % 5] as string));
 
   beforeAll(async () => {
     const organizationId = await createOrganization(database.db);
@@ -173,7 +174,7 @@ describe("visitors of a large filtered window, from the sketches per day and val
       insert into events (project_id, name, device_id, profile_id, session_id, created_at, path, country)
       select ${large}, 'screen_view', 'v-' || (i % 18000), 'v-' || (i % 18000), 's-' || i,
         ${new Date(START).toISOString()}::timestamptz + (i % 2880) * interval '1 minute', '/',
-        (array['NO', 'SE', 'NO', 'US', 'DE'])[i % 5 + 1]
+        case when i % 101 = 0 then 'IS' else (array['NO', 'SE', 'NO', 'US', 'DE'])[i % 5 + 1] end
       from generate_series(1, ${SESSIONS}) as i`);
     await database.db.execute(sql`select refresh_derived()`);
   }, 120_000);
@@ -212,6 +213,39 @@ describe("visitors of a large filtered window, from the sketches per day and val
         (partner?.unique_visitors ?? 0) * 0.02,
       );
     });
+  });
+
+  it("merges dense and sparse sketches: a small value, and all but the largest", async () => {
+    const buckets = [START, START + DAY];
+    for (const filter of [is("country", "is", ["IS"]), is("country", "isNot", ["NO"])]) {
+      const exact = await sessionMetrics(database.db, largeScope([filter], false), buckets);
+      const rolled = await sessionMetrics(database.db, largeScope([filter], true), buckets);
+      expect(rolled.approximate).toEqual(["unique_visitors"]);
+      expect(rolled.totals.total_sessions).toBe(exact.totals.total_sessions);
+      const truth = exact.totals.unique_visitors;
+      expect({ filter, within: Math.abs(rolled.totals.unique_visitors - truth) <= truth * 0.02 }).toEqual({
+        filter,
+        within: true,
+      });
+      rolled.series.forEach((point, index) => {
+        const partner = exact.series[index]?.unique_visitors ?? 0;
+        expect(Math.abs(point.unique_visitors - partner)).toBeLessThanOrEqual(partner * 0.02);
+      });
+    }
+  });
+
+  it("merges to exactly the unfiltered sketch when the filter keeps every value", async () => {
+    // Every session has a country, so `isNot XX` keeps them all: the union of every dense and sparse
+    // sketch of the dimension holds the same registers as the project's own day sketches.
+    const buckets = [START, START + DAY];
+    const everything = await sessionMetrics(
+      database.db,
+      largeScope([is("country", "isNot", ["XX"])], true),
+      buckets,
+    );
+    const unfiltered = await sessionMetrics(database.db, largeScope([], true), buckets);
+    expect(unfiltered.approximate).toEqual(["unique_visitors"]);
+    expect(everything).toEqual(unfiltered);
   });
 
   it("counts exactly where the window does not consist of whole days", async () => {

@@ -38,7 +38,14 @@ function traffic(projectId: string): EventInput[] {
 async function sketchRows(projectId: string) {
   const s = visitorDimensionSketches;
   return database.db
-    .select({ day: s.day, dimension: s.dimension, name: s.name, plane: s.plane, registers: s.registers })
+    .select({
+      day: s.day,
+      dimension: s.dimension,
+      name: s.name,
+      plane: s.plane,
+      registers: s.registers,
+      entries: s.entries,
+    })
     .from(s)
     .where(eq(s.projectId, projectId))
     .orderBy(asc(s.day), asc(s.dimension), sql`${s.name} collate "C" nulls last`, asc(s.plane));
@@ -69,13 +76,27 @@ async function exactCounts(projectId: string) {
   );
 }
 
-/** Visitors per (day, dimension, value) estimated from a project's sketches. */
+/**
+ * Visitors per (day, dimension, value) estimated from a project's sketches: a dense group's planes
+ * count their set bits; a sparse group's entries (register << 6 | value) give each register's
+ * largest value, and plane k counts the registers at or above k.
+ */
 async function estimatedCounts(projectId: string) {
   const planes = new Map<string, Map<number, number>>();
   for (const row of await sketchRows(projectId)) {
     const key = keyOf(row.day, row.dimension, row.name);
     const sketch = planes.get(key) ?? new Map<number, number>();
-    sketch.set(row.plane, [...row.registers].filter((bit) => bit === "1").length);
+    if (row.plane > 0) {
+      sketch.set(row.plane, [...(row.registers ?? "")].filter((bit) => bit === "1").length);
+    } else {
+      const largest = new Map<number, number>();
+      for (const entry of row.entries ?? []) {
+        largest.set(entry >> 6, Math.max(largest.get(entry >> 6) ?? 0, entry & 63));
+      }
+      for (const value of largest.values()) {
+        for (let plane = 1; plane <= value; plane++) sketch.set(plane, (sketch.get(plane) ?? 0) + 1);
+      }
+    }
     planes.set(key, sketch);
   }
   return new Map([...planes].map(([key, sketch]) => [key, estimateVisitors(sketch)]));
@@ -137,6 +158,37 @@ describe("visitor sketches per day and dimension value", () => {
     expect(counts.get(keyOf(day(24.5), "country", "SE"))).toBe(1);
     expect(counts.get(keyOf(day(23.9), "country", "NO"))).toBe(1);
     expect(counts.get(keyOf(day(24.5), "device", "mobile"))).toBeUndefined();
+  });
+
+  it("write a group dense once it outgrows the sparse form, in one batch or as it grows", async () => {
+    const once = await project();
+    const grown = await project();
+    // 3,000 sessions of 3,000 visitors on one day, all from Norway: one group far past the sparse
+    // limit of 1,024 entries. `grown` gets them in three batches: sparse, then made dense, then
+    // merged into the dense planes.
+    const insert = (projectId: string, from: number, to: number) =>
+      database.db.execute(sql`
+        insert into events (project_id, name, device_id, profile_id, session_id, created_at, country)
+        select ${projectId}, 'screen_view', 'v-' || i, 'v-' || i, 's-' || i,
+          ${new Date(FROM).toISOString()}::timestamptz + (i % 1440) * interval '1 minute', 'NO'
+        from generate_series(${from}::int, ${to}::int) as i`);
+    await insert(once, 1, 3_000);
+    await database.db.execute(sql`select refresh_derived()`);
+    for (const [from, to] of [
+      [1, 1_000],
+      [1_001, 2_000],
+      [2_001, 3_000],
+    ] as const) {
+      await insert(grown, from, to);
+      await database.db.execute(sql`select refresh_derived()`);
+    }
+    const rows = await sketchRows(once);
+    const norway = rows.filter((row) => row.dimension === "country" && row.name === "NO");
+    expect(norway.map((row) => row.plane)).toEqual(norway.map((_, index) => index + 1));
+    expect(norway.every((row) => row.registers !== null && row.entries === null)).toBe(true);
+    expect(await sketchRows(grown)).toEqual(rows);
+    const estimate = (await estimatedCounts(once)).get(keyOf(new Date(FROM), "country", "NO")) ?? 0;
+    expect(Math.abs(estimate - 3_000)).toBeLessThanOrEqual(60);
   });
 
   it("follow the project's timezone when it changes", async () => {

@@ -48,11 +48,10 @@ BEGIN
 
   -- The sketches of the other days, from their sessions.
   PERFORM insert_visitor_sketches('visitor_day_sketches', ARRAY['day'],
-    $$SELECT s.project_id, d.day, s.profile_id
+    $$SELECT s.project_id, d.day, visitor_entry(s.profile_id) AS entry
       FROM rollup_days d JOIN sessions s ON s.project_id = d.project_id AND s.started_at >= d.day
       AND s.started_at < ((d.day AT TIME ZONE d.timezone)::date + 1)::timestamp AT TIME ZONE d.timezone
-      WHERE NOT EXISTS (SELECT 1 FROM whole_hour_days w WHERE w.project_id = d.project_id AND w.day = d.day)$$,
-    false);
+      WHERE NOT EXISTS (SELECT 1 FROM whole_hour_days w WHERE w.project_id = d.project_id AND w.day = d.day)$$);
 
   INSERT INTO session_day_rollups (project_id, day, dimension, name, prefix, sessions, bounces, screen_views, duration_ms, timed_sessions, revenue)
   SELECT d.project_id, d.day, r.dimension, r.name, r.prefix, sum(r.sessions), sum(r.bounces), sum(r.screen_views),

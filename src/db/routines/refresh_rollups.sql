@@ -121,7 +121,7 @@ BEGIN
   END IF;
 
   PERFORM insert_visitor_sketches('visitor_sketches', ARRAY['hour'],
-    'SELECT s.project_id, s.hour, s.profile_id FROM rollup_sessions s', false);
+    'SELECT s.project_id, s.hour, visitor_entry(s.profile_id) AS entry FROM rollup_sessions s');
   DROP TABLE rollup_sessions;
 END;
 $fn$;

@@ -50,31 +50,34 @@ export async function exactVisitors(
   );
 }
 
-/**
- * Estimates from sketch planes, each with its `unit` start, merged per bucket and over the window.
- * Planes merge with bit_or; bit_count of merged plane k = registers at or above k.
- */
-async function mergedSketches(db: Database, planes: SQL, buckets: number[]): Promise<VisitorCounts> {
-  const result = await db.execute<{
-    bucket: number;
-    is_total: number;
-    plane: number;
-    registers: Numeric;
-  }>(sql`
-    select bucket, grouping(bucket) as is_total, plane, bit_count(bit_or(registers)) as registers
-    from (
-      select width_bucket(unit, ${timestampArray(buckets)}) as bucket, plane, registers
-      from ${planes}
-    ) as bucketed
-    group by grouping sets ((bucket, plane), (plane))`);
+/** Estimates from the registers at or above each plane, per bucket (keys 1..n) and in all (key 0). */
+function estimates(
+  rows: ReadonlyArray<{ bucket: number; plane: number; registers: Numeric }>,
+): VisitorCounts {
   const sketches = new Map<number, Map<number, number>>();
-  for (const row of result.rows) {
-    const key = Number(row.is_total) === 1 ? 0 : Number(row.bucket);
+  for (const row of rows) {
+    const key = Number(row.bucket);
     const sketch = sketches.get(key) ?? new Map<number, number>();
     sketch.set(Number(row.plane), toNumber(row.registers));
     sketches.set(key, sketch);
   }
   return new Map([...sketches].map(([key, sketch]) => [key, estimateVisitors(sketch)]));
+}
+
+/**
+ * Estimates from sketch planes, each with its `unit` start, merged per bucket and over the window.
+ * Planes merge with bit_or; bit_count of merged plane k = registers at or above k.
+ */
+async function mergedSketches(db: Database, planes: SQL, buckets: number[]): Promise<VisitorCounts> {
+  const result = await db.execute<{ bucket: number; plane: number; registers: Numeric }>(sql`
+    select case when grouping(bucket) = 1 then 0 else bucket end as bucket, plane,
+      bit_count(bit_or(registers)) as registers
+    from (
+      select width_bucket(unit, ${timestampArray(buckets)}) as bucket, plane, registers
+      from ${planes}
+    ) as bucketed
+    group by grouping sets ((bucket, plane), (plane))`);
+  return estimates(result.rows);
 }
 
 /** Unique visitors (no filter) from the sketches of the window's days and hours. */
@@ -86,16 +89,43 @@ export function estimatedVisitors(
   return mergedSketches(db, windowRows("visitors", scope, buckets), buckets);
 }
 
-/** The sketches of the window's days for the values the filter keeps. */
-function dimensionPlanes(scope: SessionScope, { dimension, filter }: DimensionFilter): SQL {
+/**
+ * Unique visitors from the sketches per day and value of the filter's dimension, for the values it
+ * keeps: per bucket and in all. A group is stored dense (planes 1…) or sparse (plane 0: its
+ * register entries); the sparse entries of a bucket become planes once, here (entry_planes,
+ * src/db/routines/entry_planes.sql), and merge with the dense ones by bit_or.
+ */
+function dimensionSketches(
+  db: Database,
+  scope: SessionScope,
+  { dimension, filter }: DimensionFilter,
+  buckets: number[],
+): Promise<VisitorCounts> {
   const s = visitorDimensionSketches;
-  return sql`(select ${s.plane}, ${s.registers}, ${s.day} as unit from ${s} where ${and(
-    eq(s.projectId, scope.projectId),
-    eq(s.dimension, dimension),
-    dimensionValueCondition(filter, sql`${s.name}`),
-    gte(s.day, new Date(scope.window.start)),
-    lt(s.day, new Date(scope.window.end)),
-  )}) as units`;
+  return mergedSketches(
+    db,
+    sql`(
+      with selected as (
+        select ${s.day} as unit, ${s.plane} as plane, ${s.registers} as registers, ${s.entries} as entries
+        from ${s}
+        where ${and(
+          eq(s.projectId, scope.projectId),
+          eq(s.dimension, dimension),
+          dimensionValueCondition(filter, sql`${s.name}`),
+          gte(s.day, new Date(scope.window.start)),
+          lt(s.day, new Date(scope.window.end)),
+        )}
+      )
+      select unit, plane, registers from selected where plane > 0
+      union all
+      select sparse.unit, p.plane, p.registers
+      from (
+        select unit, array_agg(entry) as entries from selected, unnest(entries) as entry where plane = 0 group by unit
+      ) as sparse
+      cross join lateral entry_planes(sparse.entries) as p
+    ) as units`,
+    buckets,
+  );
 }
 
 /** Sessions of the window, without filters: what an exact count would have to read. */
@@ -135,5 +165,5 @@ export async function windowVisitors(
     (await wholeBuiltDays(db, scope, buckets)) &&
     (await windowSessions(db, scope, buckets)) > EXACT_VISITORS_UP_TO;
   if (!sketched) return { counts: await exactVisitors(db, scope, buckets), approximate: false };
-  return { counts: await mergedSketches(db, dimensionPlanes(scope, filter), buckets), approximate: true };
+  return { counts: await dimensionSketches(db, scope, filter, buckets), approximate: true };
 }
