@@ -1,0 +1,106 @@
+import { bigint, boolean, index, integer, pgTable, text, timestamp } from "drizzle-orm/pg-core";
+
+// ---------------------------------------------------------------------------------------------
+// Hourly rollups, derived from `sessions` (and their screen views) by `refresh_derived()` only
+// (src/db/routines/refresh_rollups.sql; days: refresh_day_sketches.sql).
+// An hour holds the sessions whose first event falls in it (UTC hour), so the rows of the hours
+// inside a window add up to exactly what the window's sessions give (contract section 5).
+
+/**
+ * The columns of a session rollup row, hourly or daily: one row with `dimension` '' for all
+ * sessions, and one per value of each breakdown dimension (`name`, plus `prefix` on
+ * region/city/versions; null = not set).
+ */
+const sessionAggregates = () => ({
+  projectId: text("project_id").notNull(),
+  dimension: text("dimension").notNull(),
+  name: text("name"),
+  prefix: text("prefix"),
+  sessions: integer("sessions").notNull(),
+  bounces: integer("bounces").notNull(),
+  screenViews: bigint("screen_views", { mode: "number" }).notNull(),
+  /** Sum of the durations above 0, and how many sessions had one (avg_session_duration). */
+  durationMs: bigint("duration_ms", { mode: "number" }).notNull(),
+  timedSessions: integer("timed_sessions").notNull(),
+  revenue: bigint("revenue", { mode: "number" }).notNull(),
+});
+
+/** A rollup unit's start: the UTC hour, or the project's local midnight. */
+export const unitStart = (name: "hour" | "day") =>
+  timestamp(name, { withTimezone: true, precision: 3 }).notNull();
+
+/** Session aggregates per hour of the sessions' start. */
+export const sessionRollups = pgTable(
+  "session_rollups",
+  { ...sessionAggregates(), hour: unitStart("hour") },
+  (t) => [index("session_rollups_project_dimension_hour_idx").on(t.projectId, t.dimension, t.hour)],
+);
+
+/** The same session aggregates per day of the project's timezone (`day` is the local midnight). */
+export const sessionDayRollups = pgTable(
+  "session_day_rollups",
+  { ...sessionAggregates(), day: unitStart("day") },
+  (t) => [index("session_day_rollups_project_dimension_day_idx").on(t.projectId, t.dimension, t.day)],
+);
+
+/** The columns of a page rollup row: per (origin, path) screened in the unit's sessions. */
+const pageAggregates = () => ({
+  projectId: text("project_id").notNull(),
+  origin: text("origin"),
+  path: text("path"),
+  title: text("title"),
+  sessions: integer("sessions").notNull(),
+  pageviews: integer("pageviews").notNull(),
+  bounces: integer("bounces").notNull(),
+  /** Sum of the time-on-page values above 0, and how many screen views had one. */
+  durationMs: bigint("duration_ms", { mode: "number" }).notNull(),
+  timedViews: integer("timed_views").notNull(),
+});
+
+/**
+ * Each (origin, path) that any event of a session carries, with the session's start and bounce
+ * and that page's screen views. Derived with the hourly rollups (per hour of the session's
+ * start). It answers event filters on `path` and `origin` ("sessions with an event on /pricing")
+ * by index, and top pages under any filter without reading events; the page rollups are its sums.
+ */
+export const sessionPages = pgTable(
+  "session_pages",
+  {
+    projectId: text("project_id").notNull(),
+    sessionId: text("session_id").notNull(),
+    startedAt: timestamp("started_at", { withTimezone: true, precision: 3 }).notNull(),
+    isBounce: boolean("is_bounce").notNull(),
+    origin: text("origin"),
+    path: text("path"),
+    /** Of the page's screen views: the greatest title, how many, and their time on page. */
+    title: text("title"),
+    views: integer("views").notNull(),
+    durationMs: bigint("duration_ms", { mode: "number" }).notNull(),
+    timedViews: integer("timed_views").notNull(),
+  },
+  (t) => [
+    index("session_pages_project_started_idx").on(t.projectId, t.startedAt),
+    // Written in the order their sessions start: as for sessions, windows read only their pages.
+    index("session_pages_started_brin_idx").using("brin", t.startedAt).with({ pages_per_range: 32 }),
+    // Covers `path is …` filters: the matching sessions of a window without touching the table.
+    index("session_pages_project_path_idx").on(t.projectId, t.path, t.startedAt, t.sessionId),
+  ],
+);
+
+/** Page aggregates per hour of the sessions' start. */
+export const pageRollups = pgTable("page_rollups", { ...pageAggregates(), hour: unitStart("hour") }, (t) => [
+  index("page_rollups_project_hour_idx").on(t.projectId, t.hour),
+]);
+
+/** The same page aggregates per day of the project's timezone (`day` is the local midnight). */
+export const pageDayRollups = pgTable(
+  "page_day_rollups",
+  { ...pageAggregates(), day: unitStart("day") },
+  (t) => [index("page_day_rollups_project_day_idx").on(t.projectId, t.day)],
+);
+
+/** The timezone each project's day sketches were built in. */
+export const rollupTimezones = pgTable("rollup_timezones", {
+  projectId: text("project_id").primaryKey(),
+  timezone: text("timezone").notNull(),
+});
