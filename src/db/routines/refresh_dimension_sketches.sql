@@ -50,10 +50,8 @@ DECLARE
 BEGIN
   DROP TABLE IF EXISTS pg_temp.dimension_zones, pg_temp.dimension_days, pg_temp.dimension_sessions,
     pg_temp.dimension_groups;
-  CREATE TEMPORARY TABLE dimension_zones ON COMMIT DROP AS
-  SELECT p.id AS project_id, coalesce(p.timezone, 'UTC') AS timezone,
-    rebuild_all OR z.timezone IS DISTINCT FROM coalesce(p.timezone, 'UTC') AS rebuilt
-  FROM projects p LEFT JOIN rollup_timezones z ON z.project_id = p.id;
+  -- Each project's zone, and whether all of its days are rebuilt (src/db/routines/derived_zones.sql).
+  CREATE TEMPORARY TABLE dimension_zones ON COMMIT DROP AS SELECT * FROM derived_zones(rebuild_all);
 
   -- The days of the other projects that lost a session or a value: before and now.
   EXECUTE format($sql$

@@ -1,9 +1,12 @@
 -- refresh_session_rollups(): the session family of the derived tables. It derives `sessions`, one
 -- row per (project_id, session_id), from the events, and then, in the same transaction, the
 -- hourly rollups and session pages (refresh_rollups, src/db/routines/refresh_rollups.sql), the
--- day rollups and sketches (refresh_day_sketches, src/db/routines/refresh_day_sketches.sql) and the
+-- day rollups and sketches (refresh_day_sketches, src/db/routines/refresh_day_sketches.sql), the
 -- visitor sketches per day and dimension value (refresh_dimension_sketches,
--- src/db/routines/refresh_dimension_sketches.sql), so both query paths always see the same data. It returns the number of sessions it wrote.
+-- src/db/routines/refresh_dimension_sketches.sql) and the session aggregates per day and pair of
+-- dimension values (refresh_pair_rollups, src/db/routines/refresh_pair_rollups.sql) and the page
+-- aggregates per day and dimension value (refresh_page_dimension_rollups,
+-- src/db/routines/refresh_page_dimension_rollups.sql), so both query paths always see the same data. It returns the number of sessions it wrote.
 -- refresh_derived (src/db/routines/refresh_derived.sql) calls it, and the one-run-at-a-time lock
 -- taken here bears that entry point's name.
 --
@@ -26,10 +29,10 @@
 -- milliseconds. New sessions are inserted in the order they started (see the ORDER BY below);
 -- existing rows keep their place.
 --
--- The touched sessions are kept in a temporary table, and their rows as they were before this run
--- in another, so that the hours and days they started in before this run can be read after the
--- upsert: the rollups of those hours and days, and of the
--- ones they start in now, are recomputed from their sessions. The first run, and any run after
+-- The touched sessions are kept in a temporary table, and their rows and pages as they were before
+-- this run in two others, so that the hours and days they started in before this run can be read
+-- after the upsert: the rollups of those hours and days, and of the ones they start in now, are
+-- recomputed from their sessions; the rollups maintained by difference subtract what they were. The first run, and any run after
 -- the 'rollups' watermark was reset to 0 (by a migration that adds a derived table), rebuild every
 -- rollup. A project whose timezone is new or changed gets all of its days rebuilt.
 CREATE OR REPLACE FUNCTION refresh_session_rollups() RETURNS integer
@@ -54,11 +57,12 @@ BEGIN
   SELECT processed_xid INTO from_xid FROM derived_state WHERE name = 'sessions';
   SELECT processed_xid INTO rollups_xid FROM derived_state WHERE name = 'rollups';
 
-  DROP TABLE IF EXISTS pg_temp.touched_sessions, pg_temp.touched_before, pg_temp.touched_starts,
-    pg_temp.rollup_hours, pg_temp.rollup_days;
+  DROP TABLE IF EXISTS pg_temp.touched_sessions, pg_temp.touched_before, pg_temp.touched_pages_before,
+    pg_temp.touched_starts, pg_temp.rollup_hours, pg_temp.rollup_days;
   CREATE TEMPORARY TABLE touched_sessions (project_id text, session_id text) ON COMMIT DROP;
-  -- The touched sessions as they were before this run (none for new ones).
+  -- The touched sessions as they were before this run (none for new ones), and their pages.
   CREATE TEMPORARY TABLE touched_before ON COMMIT DROP AS SELECT * FROM sessions WITH NO DATA;
+  CREATE TEMPORARY TABLE touched_pages_before ON COMMIT DROP AS SELECT * FROM session_pages WITH NO DATA;
   CREATE TEMPORARY TABLE touched_starts (project_id text, started_at timestamptz) ON COMMIT DROP;
   IF from_xid > 0 THEN
     INSERT INTO touched_sessions SELECT DISTINCT project_id, session_id FROM events WHERE ingest_xid >= from_xid;
@@ -66,6 +70,9 @@ BEGIN
     INSERT INTO touched_before SELECT s.*
     FROM touched_sessions t JOIN sessions s ON s.project_id = t.project_id AND s.id = t.session_id;
     ANALYZE touched_before;
+    -- A session's pages carry its start: found through it, by the (project_id, started_at) index.
+    INSERT INTO touched_pages_before SELECT p.*
+    FROM touched_before b JOIN session_pages p ON p.project_id = b.project_id AND p.started_at = b.started_at AND p.session_id = b.id;
     -- When these sessions started before this run: the rollups of those hours and days lose them or change.
     INSERT INTO touched_starts SELECT project_id, started_at FROM touched_before;
   END IF;
@@ -187,6 +194,8 @@ BEGIN
   ANALYZE rollup_days;
   PERFORM refresh_day_sketches();
   PERFORM refresh_dimension_sketches(from_xid = 0 OR rollups_xid = 0);
+  PERFORM refresh_pair_rollups(from_xid = 0 OR rollups_xid = 0);
+  PERFORM refresh_page_dimension_rollups(from_xid = 0 OR rollups_xid = 0);
   INSERT INTO rollup_timezones (project_id, timezone)
   SELECT id, coalesce(timezone, 'UTC') FROM projects
   ON CONFLICT (project_id) DO UPDATE SET timezone = excluded.timezone

@@ -1,4 +1,4 @@
-import { bigint, boolean, index, integer, pgTable, text, timestamp } from "drizzle-orm/pg-core";
+import { bigint, boolean, index, integer, pgTable, text, timestamp, unique } from "drizzle-orm/pg-core";
 
 // ---------------------------------------------------------------------------------------------
 // Hourly rollups, derived from `sessions` (and their screen views) by `refresh_derived()` only
@@ -41,6 +41,30 @@ export const sessionDayRollups = pgTable(
   "session_day_rollups",
   { ...sessionAggregates(), day: unitStart("day") },
   (t) => [index("session_day_rollups_project_dimension_day_idx").on(t.projectId, t.dimension, t.day)],
+);
+
+/**
+ * Session aggregates per day of the project's timezone and pair of breakdown values: the sessions
+ * of the day that have value `name` of `dimension` and value `by_name` of `by_dimension`. One row
+ * set per unordered pair of dimensions, `dimension` first in the order of session_dimensions(), so
+ * a filter on either answers a breakdown by the other. Maintained by difference as sessions change
+ * (src/db/routines/refresh_pair_rollups.sql); built for the timezone recorded in `rollup_timezones`.
+ */
+export const sessionPairRollups = pgTable(
+  "session_pair_rollups",
+  {
+    ...sessionAggregates(),
+    day: unitStart("day"),
+    byDimension: text("by_dimension").notNull(),
+    byName: text("by_name"),
+    byPrefix: text("by_prefix"),
+  },
+  (t) => [
+    // Reads by (project, pair, days); the key of the refresh's additions, a null value included.
+    unique("session_pair_rollups_key")
+      .on(t.projectId, t.dimension, t.byDimension, t.day, t.name, t.prefix, t.byName, t.byPrefix)
+      .nullsNotDistinct(),
+  ],
 );
 
 /** The columns of a page rollup row: per (origin, path) screened in the unit's sessions. */
@@ -97,6 +121,25 @@ export const pageDayRollups = pgTable(
   "page_day_rollups",
   { ...pageAggregates(), day: unitStart("day") },
   (t) => [index("page_day_rollups_project_day_idx").on(t.projectId, t.day)],
+);
+
+/**
+ * Page aggregates per day of the project's timezone and value of each breakdown dimension: the
+ * pages screened in the day's sessions with value `name` of `dimension` (null = not set). A filter
+ * on one dimension answers top pages from these rows. `title` is part of the key, the greatest one
+ * is taken when they are read, so that a session's pages can be subtracted and added again as it
+ * changes (src/db/routines/refresh_page_dimension_rollups.sql); built for the timezone recorded in
+ * `rollup_timezones`.
+ */
+export const pageDimensionRollups = pgTable(
+  "page_dimension_rollups",
+  { ...pageAggregates(), day: unitStart("day"), dimension: text("dimension").notNull(), name: text("name") },
+  (t) => [
+    // Reads by (project, dimension, days, values); the key of the refresh's additions.
+    unique("page_dimension_rollups_key")
+      .on(t.projectId, t.dimension, t.day, t.name, t.origin, t.path, t.title)
+      .nullsNotDistinct(),
+  ],
 );
 
 /** The timezone each project's day sketches were built in. */

@@ -1,0 +1,81 @@
+-- refresh_page_dimension_rollups(rebuild_all): the page aggregates per project day and dimension
+-- value (page_dimension_rollups) of the sessions refresh_session_rollups
+-- (src/db/routines/refresh_session_rollups.sql) has just derived. It calls this after the session
+-- pages are rewritten (refresh_rollups, src/db/routines/refresh_rollups.sql) and before it records
+-- each project's timezone in rollup_timezones, with the temporary tables `touched_sessions`,
+-- `touched_before` (their rows as they were before this run; none for new sessions) and
+-- `touched_pages_before` (their session pages as they were).
+--
+-- A row holds the pages screened in the sessions of one day (the project's) with value `name` of
+-- one dimension of session_dimensions() (src/db/routines/session_dimensions.sql), summed as the
+-- page rollups are: a session counts once per page, with its screen views and time on page there.
+-- `title` is part of the group: the greatest is taken when the rows are read, so the rows stay
+-- sums. Like the pair rollups (src/db/routines/refresh_pair_rollups.sql), the rows are maintained
+-- by difference (add_rollup_rows, src/db/routines/add_rollup_rows.sql): the pages of the touched
+-- sessions as they were are subtracted and as they are added. A full build and a project whose
+-- timezone changed (derived_zones, src/db/routines/derived_zones.sql) are built from all of
+-- their sessions.
+CREATE OR REPLACE FUNCTION refresh_page_dimension_rollups(rebuild_all boolean) RETURNS void
+LANGUAGE plpgsql
+-- As for the pair rollups: hash aggregates that hold every day's groups of a dimension at once.
+SET work_mem = '256MB'
+SET enable_sort = off
+SET jit = off
+-- DROP TABLE IF EXISTS of the temporary tables would notice "schema pg_temp does not exist".
+SET client_min_messages = warning
+AS $fn$
+DECLARE
+  keys text[] := ARRAY['project_id', 'day', 'dimension', 'name', 'origin', 'path', 'title'];
+  sums text[] := ARRAY['sessions', 'pageviews', 'bounces', 'duration_ms', 'timed_views'];
+  -- Screened pages of some sessions, narrow, each with the sign of its contribution: %1$s is the
+  -- FROM clause that yields the pages as `p`, their sessions as `s` and their project's zone as
+  -- `z`, %2$s the sign.
+  pages_of text := 'SELECT s.project_id COLLATE "C" AS project_id, date_trunc(''day'', s.started_at, z.timezone) AS day,'
+    ' %2$s::integer AS sign, p.origin COLLATE "C" AS origin, p.path COLLATE "C" AS path, p.title COLLATE "C" AS title,'
+    ' s.is_bounce, p.views, p.duration_ms, p.timed_views'
+    || (SELECT string_agg(format(', nullif(s.%1$I, '''') COLLATE "C" AS %1$I', d.dimension), '') FROM session_dimensions() AS d)
+    || ' FROM %1$s AND p.views > 0';
+  -- The signed sums of every dimension's (day, value, page, title) groups in dimension_pages.
+  groups text := (SELECT string_agg(format('SELECT project_id, day, %1$L AS dimension, %1$I AS name, origin, path, title,'
+      ' sum(sign) AS sessions, sum(sign * views) AS pageviews, coalesce(sum(sign) FILTER (WHERE is_bounce), 0) AS bounces,'
+      ' sum((sign * duration_ms)::float8) AS duration_ms, sum(sign * timed_views) AS timed_views'
+      ' FROM dimension_pages GROUP BY 1, 2, 4, 5, 6, 7', d.dimension), ' UNION ALL ')
+    FROM session_dimensions() AS d);
+BEGIN
+  DROP TABLE IF EXISTS pg_temp.page_zones, pg_temp.dimension_pages;
+  CREATE TEMPORARY TABLE page_zones ON COMMIT DROP AS SELECT * FROM derived_zones(rebuild_all);
+  IF rebuild_all THEN
+    TRUNCATE page_dimension_rollups;
+  ELSE
+    DELETE FROM page_dimension_rollups r USING page_zones z WHERE r.project_id = z.project_id AND z.rebuilt;
+  END IF;
+
+  -- Built whole: every session of the projects rebuilt, into groups that no longer exist.
+  EXECUTE 'CREATE TEMPORARY TABLE dimension_pages ON COMMIT DROP AS ' || format(pages_of,
+    'page_zones z JOIN sessions s ON s.project_id = z.project_id'
+    ' JOIN session_pages p ON p.project_id = s.project_id AND p.session_id = s.id WHERE z.rebuilt', '1');
+  ANALYZE dimension_pages;
+  IF EXISTS (SELECT 1 FROM dimension_pages) THEN
+    PERFORM add_rollup_rows('page_dimension_rollups', keys, sums, groups, false);
+  END IF;
+  IF rebuild_all THEN
+    RETURN;
+  END IF;
+
+  -- By difference, for the others: the pages of the touched sessions as they were, subtracted,
+  -- and as they are, added. A session's pages carry its start, so they are found through it.
+  DROP TABLE dimension_pages;
+  EXECUTE 'CREATE TEMPORARY TABLE dimension_pages ON COMMIT DROP AS ' || format(pages_of,
+    'touched_before s JOIN page_zones z ON z.project_id = s.project_id AND NOT z.rebuilt'
+    ' JOIN touched_pages_before p ON p.project_id = s.project_id AND p.session_id = s.id WHERE true', '-1')
+    || ' UNION ALL ' || format(pages_of,
+    'touched_sessions t JOIN sessions s ON s.project_id = t.project_id AND s.id = t.session_id'
+    ' JOIN page_zones z ON z.project_id = s.project_id AND NOT z.rebuilt'
+    ' JOIN session_pages p ON p.project_id = s.project_id AND p.started_at = s.started_at AND p.session_id = s.id'
+    ' WHERE true', '1');
+  ANALYZE dimension_pages;
+  IF EXISTS (SELECT 1 FROM dimension_pages) THEN
+    PERFORM add_rollup_rows('page_dimension_rollups', keys, sums, groups, true);
+  END IF;
+END;
+$fn$;

@@ -1,0 +1,88 @@
+-- refresh_pair_rollups(rebuild_all): the session aggregates per project day and pair of breakdown
+-- values (session_pair_rollups) of the sessions refresh_session_rollups
+-- (src/db/routines/refresh_session_rollups.sql) has just derived. It calls this after the other
+-- routines per project day and before it records each project's timezone in rollup_timezones,
+-- with the temporary tables `touched_sessions` (the sessions of this run) and `touched_before`
+-- (their rows as they were before this run; none for new sessions).
+--
+-- A row holds the sessions of one day (the project's; UTC when it has none) with value `name` of
+-- `dimension` and value `by_name` of `by_dimension`, for every unordered pair of the dimensions
+-- of session_dimensions() (src/db/routines/session_dimensions.sql), the first one first; empty
+-- strings and NULL alike are "not set" (NULL). A filter on either dimension of a pair answers a
+-- breakdown by the other from these rows.
+--
+-- Every column is a sum, so the rows are maintained by difference: the touched sessions as they
+-- were before this run are subtracted, as they are now added, and a group left without sessions
+-- is deleted. A run then costs in proportion to the sessions it touched, whatever a day holds
+-- (rebuilding a day per run would not keep up with a busy project's ingest). A session that did
+-- not change adds nothing. A full build (`rebuild_all`) and a project whose timezone changed
+-- (derived_zones, src/db/routines/derived_zones.sql) are built from all of their sessions.
+--
+-- Each of the 153 pairs is one hash aggregate over a narrow temporary copy of the sessions, as
+-- for the single dimensions in refresh_rollups (src/db/routines/refresh_rollups.sql).
+CREATE OR REPLACE FUNCTION refresh_pair_rollups(rebuild_all boolean) RETURNS void
+LANGUAGE plpgsql
+-- The hash aggregates of a full build hold a pair's groups of every day at once; the planner
+-- cannot estimate how few groups there are and would sort instead.
+SET work_mem = '256MB'
+SET enable_sort = off
+SET jit = off
+-- DROP TABLE IF EXISTS of the temporary tables would notice "schema pg_temp does not exist".
+SET client_min_messages = warning
+AS $fn$
+DECLARE
+  -- Some sessions, narrow, each with the sign of its contribution: %1$s is the FROM clause that
+  -- yields them as `s` and their project's zone as `z`, %2$s the sign.
+  sessions_of text := 'SELECT s.project_id COLLATE "C" AS project_id, date_trunc(''day'', s.started_at, z.timezone) AS day,'
+    ' %2$s::integer AS sign, s.is_bounce, s.screen_view_count, s.duration_ms, s.revenue'
+    || (SELECT string_agg(format(', nullif(s.%1$I, '''') COLLATE "C" AS %1$I', d.dimension), '') FROM session_dimensions() AS d)
+    || ' FROM %1$s';
+  keys text[] := ARRAY['project_id', 'day', 'dimension', 'name', 'prefix', 'by_dimension', 'by_name', 'by_prefix'];
+  sums text[] := ARRAY['sessions', 'bounces', 'screen_views', 'duration_ms', 'timed_sessions', 'revenue'];
+  -- The signed sums of every pair's (day, value, value) groups in pair_sessions.
+  -- Durations and revenue are summed as float8, exact for every total below 2^53 (285,000 years of
+  -- milliseconds), where a bigint sum keeps a 128-bit state per group: a full build takes 40 %
+  -- less time.
+  pairs text := (SELECT string_agg(format('SELECT project_id, day, %1$L AS dimension, %1$I AS name, %2$s AS prefix,'
+      ' %3$L AS by_dimension, %3$I AS by_name, %4$s AS by_prefix, sum(sign) AS sessions,'
+      ' coalesce(sum(sign) FILTER (WHERE is_bounce), 0) AS bounces, sum(sign * screen_view_count) AS screen_views,'
+      ' coalesce(sum((sign * duration_ms)::float8) FILTER (WHERE duration_ms > 0), 0) AS duration_ms,'
+      ' coalesce(sum(sign) FILTER (WHERE duration_ms > 0), 0) AS timed_sessions, sum((sign * revenue)::float8) AS revenue'
+      ' FROM pair_sessions GROUP BY 1, 2, 4, 5, 7, 8',
+      a.dimension, coalesce(quote_ident(a.prefix), 'NULL::text'), b.dimension, coalesce(quote_ident(b.prefix), 'NULL::text')),
+      ' UNION ALL ')
+    FROM session_dimensions() WITH ORDINALITY AS a(dimension, prefix, position)
+    JOIN session_dimensions() WITH ORDINALITY AS b(dimension, prefix, position) ON a.position < b.position);
+BEGIN
+  DROP TABLE IF EXISTS pg_temp.pair_zones, pg_temp.pair_sessions;
+  CREATE TEMPORARY TABLE pair_zones ON COMMIT DROP AS SELECT * FROM derived_zones(rebuild_all);
+  IF rebuild_all THEN
+    TRUNCATE session_pair_rollups;
+  ELSE
+    DELETE FROM session_pair_rollups p USING pair_zones z WHERE p.project_id = z.project_id AND z.rebuilt;
+  END IF;
+
+  -- Built whole: every session of the projects rebuilt, into groups that no longer exist.
+  EXECUTE 'CREATE TEMPORARY TABLE pair_sessions ON COMMIT DROP AS '
+    || format(sessions_of, 'pair_zones z JOIN sessions s ON s.project_id = z.project_id WHERE z.rebuilt', '1');
+  ANALYZE pair_sessions;
+  IF EXISTS (SELECT 1 FROM pair_sessions) THEN
+    PERFORM add_rollup_rows('session_pair_rollups', keys, sums, pairs, false);
+  END IF;
+  IF rebuild_all THEN
+    RETURN;
+  END IF;
+
+  -- By difference, for the others: the touched sessions before this run, subtracted, and now,
+  -- added, into the groups as they stand (add_rollup_rows, src/db/routines/add_rollup_rows.sql).
+  DROP TABLE pair_sessions;
+  EXECUTE 'CREATE TEMPORARY TABLE pair_sessions ON COMMIT DROP AS '
+    || format(sessions_of, 'touched_before s JOIN pair_zones z ON z.project_id = s.project_id AND NOT z.rebuilt', '-1')
+    || ' UNION ALL ' || format(sessions_of, 'touched_sessions t JOIN sessions s ON s.project_id = t.project_id AND s.id = t.session_id'
+      ' JOIN pair_zones z ON z.project_id = s.project_id AND NOT z.rebuilt', '1');
+  ANALYZE pair_sessions;
+  IF EXISTS (SELECT 1 FROM pair_sessions) THEN
+    PERFORM add_rollup_rows('session_pair_rollups', keys, sums, pairs, true);
+  END IF;
+END;
+$fn$;
