@@ -8,9 +8,11 @@ import {
   type BreakdownRow,
   breakdownRollupsCover,
   type Page,
+  pairRollupsFilter,
   type SessionScope,
   toBreakdownRow,
 } from "./model";
+import { pairBreakdown } from "./pair-breakdown";
 import { rolledUpBreakdown } from "./rollups";
 import { metricColumns, sessionsInScope } from "./session-scope";
 
@@ -24,9 +26,12 @@ export function sessionBreakdown(
   dimension: BreakdownDimension,
   page: Page,
 ): Promise<BreakdownRow[]> {
-  return breakdownRollupsCover(scope, dimension)
-    ? rolledUpBreakdown(db, scope, dimension, DIMENSION_PREFIXES[dimension] !== undefined, page)
-    : exactBreakdown(db, scope, dimension, page);
+  const withPrefix = DIMENSION_PREFIXES[dimension] !== undefined;
+  if (breakdownRollupsCover(scope, dimension))
+    return rolledUpBreakdown(db, scope, dimension, withPrefix, page);
+  const pairFilter = pairRollupsFilter(scope, dimension);
+  if (pairFilter) return pairBreakdown(db, scope, pairFilter, dimension, withPrefix, page);
+  return exactBreakdown(db, scope, dimension, page);
 }
 
 async function exactBreakdown(

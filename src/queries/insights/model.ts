@@ -190,3 +190,21 @@ export function breakdownRollupsCover(scope: SessionScope, dimension: BreakdownD
     hoursCover(scope, []) && (scope.filters.length === 0 || dimensionFilter(scope)?.dimension === dimension)
   );
 }
+
+/**
+ * The filter when rows per project day and value answer under it: one filter on a breakdown
+ * dimension, in any window, since the hours around the window's whole project days are read
+ * exactly (window-rows.ts, daysWithExactParts).
+ */
+export function dayRollupsFilter(scope: SessionScope): DimensionFilter | undefined {
+  return scope.rollups ? dimensionFilter(scope) : undefined;
+}
+
+/** The filter when the pair rollups answer a breakdown: one on another breakdown dimension. */
+export function pairRollupsFilter(
+  scope: SessionScope,
+  dimension: BreakdownDimension,
+): DimensionFilter | undefined {
+  const filter = dayRollupsFilter(scope);
+  return filter?.dimension !== dimension ? filter : undefined;
+}

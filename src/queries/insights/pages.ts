@@ -3,7 +3,15 @@ import type { Database } from "../../db/client";
 import { sessionPages } from "../../db/schema";
 import { sessionConditions } from "../filter-conditions";
 import { rankOrder, ratio } from "../sql-helpers";
-import { type Page, type PageRow, rollupsCover, type SessionScope, toPageRow } from "./model";
+import { dimensionTopPages } from "./dimension-pages";
+import {
+  dayRollupsFilter,
+  type Page,
+  type PageRow,
+  rollupsCover,
+  type SessionScope,
+  toPageRow,
+} from "./model";
 import { rolledUpTopPages } from "./rollups";
 import { windowDates } from "./session-scope";
 
@@ -13,7 +21,10 @@ import { windowDates } from "./session-scope";
  * row more than asked so the caller knows whether another page follows.
  */
 export function topPages(db: Database, scope: SessionScope, page: Page): Promise<PageRow[]> {
-  return rollupsCover(scope) ? rolledUpTopPages(db, scope, page) : exactTopPages(db, scope, page);
+  if (rollupsCover(scope)) return rolledUpTopPages(db, scope, page);
+  const filter = dayRollupsFilter(scope);
+  if (filter) return dimensionTopPages(db, scope, filter, page);
+  return exactTopPages(db, scope, page);
 }
 
 /**

@@ -75,3 +75,26 @@ export function windowRows(
     union all ${hourRows(whole.start, whole.end, sql` and not ${built}`)}
   ) as units`;
 }
+
+/**
+ * Rows of a window from a table of day rows and, for what they leave, from the exact source: the
+ * hours before and after its whole project days, and those days themselves while their rows are
+ * not built in the project's current timezone (a condition checked once per query). With the
+ * rows built, at most two partial days are read exactly. `dayRows` selects the rows of the whole
+ * days and `exactRows` those of a part of the window (`unless` narrows it), in the same columns.
+ */
+export function daysWithExactParts(
+  scope: SessionScope,
+  dayRows: (whole: TimeWindow, built: SQL) => SQL,
+  exactRows: (window: TimeWindow, unless?: SQL) => SQL,
+): SQL {
+  const whole = wholeProjectDays(scope, []);
+  const built = daysBuilt(scope);
+  const parts = [
+    dayRows(whole, built),
+    exactRows({ start: scope.window.start, end: whole.start }),
+    exactRows({ start: whole.end, end: scope.window.end }),
+    exactRows(whole, sql`not ${built}`),
+  ];
+  return sql.join(parts, sql` union all `);
+}

@@ -1,0 +1,69 @@
+import { and, eq, gt, gte, lt, sql } from "drizzle-orm";
+import type { Database } from "../../db/client";
+import { pageDimensionRollups, sessionPages } from "../../db/schema";
+import { dimensionValueCondition, sessionConditions } from "../filter-conditions";
+import { rankOrder, ratio } from "../sql-helpers";
+import {
+  type DimensionFilter,
+  type Page,
+  type PageRow,
+  type PageRowSource,
+  type SessionScope,
+  toPageRow,
+} from "./model";
+import { daysWithExactParts } from "./window-rows";
+
+/**
+ * Top pages under a filter on one dimension: the whole project days of the window from the page
+ * rollups per day and value (src/db/routines/refresh_page_dimension_rollups.sql), the rows of the
+ * values the filter keeps; the hours around them, or the days while their rows are not built,
+ * from the session pages of the matching sessions. The same numbers as the exact path (pages.ts).
+ */
+export async function dimensionTopPages(
+  db: Database,
+  scope: SessionScope,
+  { dimension, filter }: DimensionFilter,
+  page: Page,
+): Promise<PageRow[]> {
+  const r = pageDimensionRollups;
+  const sp = sessionPages;
+  const rows = daysWithExactParts(
+    scope,
+    (whole, built) => sql`
+      select ${r.title} as title, ${r.origin} as origin, ${r.path} as path, ${r.sessions} as sessions,
+        ${r.pageviews} as pageviews, ${r.bounces} as bounces, ${r.durationMs} as duration_ms, ${r.timedViews} as timed_views
+      from ${r}
+      where ${r.projectId} = ${scope.projectId} and ${r.dimension} = ${dimension}
+        and ${r.day} >= ${new Date(whole.start)} and ${r.day} < ${new Date(whole.end)} and ${built}
+        and ${dimensionValueCondition(filter, sql`${r.name}`)}`,
+    (window, unless) => {
+      const start = new Date(window.start);
+      const end = new Date(window.end);
+      return sql`
+        select ${sp.title} as title, ${sp.origin} as origin, ${sp.path} as path, 1 as sessions,
+          ${sp.views} as pageviews, ${sp.isBounce}::int as bounces, ${sp.durationMs} as duration_ms, ${sp.timedViews} as timed_views
+        from ${sp}
+        where ${and(
+          eq(sp.projectId, scope.projectId),
+          gte(sp.startedAt, start),
+          lt(sp.startedAt, end),
+          gt(sp.views, 0),
+          sessionConditions(scope.filters, {
+            window: { start, end },
+            of: { projectId: sp.projectId, sessionId: sp.sessionId },
+          }),
+          unless,
+        )}`;
+    },
+  );
+  const sessionCount = sql`sum(sessions)`;
+  const result = await db.execute<PageRowSource>(sql`
+    select max(title) as title, origin, path, ${sessionCount} as sessions, sum(pageviews) as pageviews,
+      ${ratio(sql`sum(bounces)`, sessionCount, 100)} as bounce_rate,
+      ${ratio(sql`sum(duration_ms)`, sql`sum(timed_views)`, 0.001)} as avg_duration
+    from (${rows}) as rows
+    group by origin, path
+    order by ${sql.join(rankOrder(sessionCount, sql`path`, sql`origin`), sql`, `)}
+    limit ${page.limit + 1} offset ${page.offset}`);
+  return result.rows.map(toPageRow);
+}
