@@ -10,6 +10,7 @@ import {
   type SessionScope,
 } from "../../src/queries/insights/model";
 import { EXACT_VISITORS_UP_TO, windowVisitors } from "../../src/queries/insights/visitors";
+import { COVERED_FILTERS, is } from "../support/dimension-filter-cases";
 import { createOrganization, type EventInput, insertEvents, uniqueId } from "../support/factories";
 import { type FilterInput, parse } from "../support/filter-input";
 import { testDatabase } from "../support/node/database";
@@ -41,22 +42,7 @@ function scope(filters: FilterInput[], start: number, end: number, rollups: bool
   return { projectId, window: { start, end }, filters: parse(filters), rollups, projectTimezone: "UTC" };
 }
 
-const is = (name: string, operator: string, value?: unknown[]): FilterInput => ({ name, operator, value });
-
-const COVERED: Array<[string, FilterInput]> = [
-  ["country is NO", is("country", "is", ["NO"])],
-  ["country is one of two", is("country", "is", ["NO", "SE"])],
-  ["country isNot US (and not set)", is("country", "isNot", ["US"])],
-  ["referrer_name isNot Google, with empty strings in the data", is("referrer_name", "isNot", ["Google"])],
-  ["referrer_name contains oo", is("referrer_name", "contains", ["oo"])],
-  ["referrer_name doesNotContain oo", is("referrer_name", "doesNotContain", ["oo"])],
-  ["city startsWith S", is("city", "startsWith", ["S"])],
-  ["os endsWith S", is("os", "endsWith", ["S"])],
-  ["region isNull", is("region", "isNull")],
-  ["utm_source isNotNull", is("utm_source", "isNotNull")],
-  ["browser_version gt 100, numbers compared as numbers", is("browser_version", "gt", [100])],
-  ["region is Oslo, a dimension with a prefix", is("region", "is", ["Oslo"])],
-];
+const COVERED = COVERED_FILTERS;
 
 const WINDOWS: Array<[string, number, number, number]> = [
   ["the week by day", FROM, TO, DAY],

@@ -2,7 +2,7 @@ import { asc, eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { projects, visitorDimensionSketches } from "../../src/db/schema";
 import { estimateVisitors } from "../../src/queries/insights/visitor-sketch";
-import { createOrganization, type EventInput, insertEvents, uniqueId } from "../support/factories";
+import { createOrganization, createProject, type EventInput, insertEvents } from "../support/factories";
 import { testDatabase } from "../support/node/database";
 import { generateTraffic, shuffled } from "../support/traffic";
 
@@ -25,8 +25,7 @@ beforeAll(async () => {
 });
 
 async function project(timezone: string | null = null): Promise<string> {
-  const id = uniqueId("dimension-sketch");
-  await database.db.insert(projects).values({ id, organizationId, name: id, timezone });
+  const id = await createProject(database.db, organizationId, { timezone });
   return id;
 }
 
@@ -164,7 +163,7 @@ describe("visitor sketches per day and dimension value", () => {
     const once = await project();
     const grown = await project();
     // 3,000 sessions of 3,000 visitors on one day, all from Norway: one group far past the sparse
-    // limit of 1,024 entries. `grown` gets them in three batches: sparse, then made dense, then
+    // limit of 128 entries. `grown` gets them in three batches: sparse, then made dense, then
     // merged into the dense planes.
     const insert = (projectId: string, from: number, to: number) =>
       database.db.execute(sql`

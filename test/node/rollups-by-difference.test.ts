@@ -1,0 +1,294 @@
+import { and, eq, gt, sql } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  pageDimensionRollups,
+  projects,
+  sessionPages,
+  sessionPairRollups,
+  sessions,
+} from "../../src/db/schema";
+import { BREAKDOWN_DIMENSIONS, DIMENSION_PREFIXES } from "../../src/lib/dimensions";
+import { startOfLocalDay } from "../../src/lib/timezone";
+import { createOrganization, createProject, type EventInput, insertEvents } from "../support/factories";
+import { testDatabase } from "../support/node/database";
+import { generateTraffic, shuffled } from "../support/traffic";
+
+/**
+ * The session aggregates per day and pair of dimension values (src/db/routines/refresh_pair_rollups.sql)
+ * and the page aggregates per day and dimension value (refresh_page_dimension_rollups.sql) are
+ * maintained by difference: whatever the order and the batches the events arrive in, and whatever
+ * late events change, they must hold exactly the sums counted here from the sessions and their pages.
+ */
+
+const database = testDatabase();
+afterAll(() => database.close());
+
+const HOUR = 3_600_000;
+const FROM = Date.UTC(2026, 7, 3);
+const TO = FROM + 4 * 24 * HOUR;
+let organizationId: string;
+
+beforeAll(async () => {
+  organizationId = await createOrganization(database.db);
+});
+
+async function project(timezone: string | null = null): Promise<string> {
+  const id = await createProject(database.db, organizationId, { timezone });
+  return id;
+}
+
+function traffic(projectId: string): EventInput[] {
+  return generateTraffic({ projectId, seed: 47, sessions: 300, from: FROM, to: TO }) as EventInput[];
+}
+
+type SessionRow = typeof sessions.$inferSelect;
+type Sums = {
+  sessions: number;
+  bounces: number;
+  screenViews: number;
+  durationMs: number;
+  timedSessions: number;
+  revenue: number;
+};
+
+const dimensionValue = (session: SessionRow, dimension: string): string | null => {
+  const value = (session as unknown as Record<string, string | null>)[camel(dimension)];
+  return value === "" || value === undefined ? null : value;
+};
+const camel = (name: string) => name.replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase());
+
+const keyOf = (parts: Array<string | number | null>) => JSON.stringify(parts);
+
+/** The pair rows of a project as the sessions give them, summed here in TypeScript. */
+async function expectedPairs(projectId: string, timezone: string): Promise<Map<string, Sums>> {
+  const rows = await database.db.select().from(sessions).where(eq(sessions.projectId, projectId));
+  const expected = new Map<string, Sums>();
+  for (const session of rows) {
+    const day = startOfLocalDay(session.startedAt.getTime(), timezone);
+    BREAKDOWN_DIMENSIONS.forEach((dimension, position) => {
+      for (const byDimension of BREAKDOWN_DIMENSIONS.slice(position + 1)) {
+        const prefixOf = (of: string) => {
+          const prefix = DIMENSION_PREFIXES[of as keyof typeof DIMENSION_PREFIXES];
+          return prefix ? dimensionValue(session, prefix) : null;
+        };
+        const key = keyOf([
+          day,
+          dimension,
+          dimensionValue(session, dimension),
+          prefixOf(dimension),
+          byDimension,
+          dimensionValue(session, byDimension),
+          prefixOf(byDimension),
+        ]);
+        const sums = expected.get(key) ?? {
+          sessions: 0,
+          bounces: 0,
+          screenViews: 0,
+          durationMs: 0,
+          timedSessions: 0,
+          revenue: 0,
+        };
+        sums.sessions += 1;
+        sums.bounces += session.isBounce ? 1 : 0;
+        sums.screenViews += session.screenViewCount;
+        sums.durationMs += session.durationMs > 0 ? session.durationMs : 0;
+        sums.timedSessions += session.durationMs > 0 ? 1 : 0;
+        sums.revenue += session.revenue;
+        expected.set(key, sums);
+      }
+    });
+  }
+  return expected;
+}
+
+/** The pair rows of a project as the table holds them. */
+async function storedPairs(projectId: string): Promise<Map<string, Sums>> {
+  const p = sessionPairRollups;
+  const rows = await database.db.select().from(p).where(eq(p.projectId, projectId));
+  return new Map(
+    rows.map((row) => [
+      keyOf([
+        row.day.getTime(),
+        row.dimension,
+        row.name,
+        row.prefix,
+        row.byDimension,
+        row.byName,
+        row.byPrefix,
+      ]),
+      {
+        sessions: row.sessions,
+        bounces: row.bounces,
+        screenViews: row.screenViews,
+        durationMs: row.durationMs,
+        timedSessions: row.timedSessions,
+        revenue: row.revenue,
+      },
+    ]),
+  );
+}
+
+type PageSums = {
+  sessions: number;
+  pageviews: number;
+  bounces: number;
+  durationMs: number;
+  timedViews: number;
+};
+
+/** The page rows per day and dimension value of a project as its session pages give them, summed here. */
+async function expectedDimensionPages(projectId: string, timezone: string): Promise<Map<string, PageSums>> {
+  const rows = await database.db
+    .select({ page: sessionPages, session: sessions })
+    .from(sessionPages)
+    .innerJoin(
+      sessions,
+      and(eq(sessions.projectId, sessionPages.projectId), eq(sessions.id, sessionPages.sessionId)),
+    )
+    .where(and(eq(sessionPages.projectId, projectId), gt(sessionPages.views, 0)));
+  const expected = new Map<string, PageSums>();
+  for (const { page, session } of rows) {
+    const day = startOfLocalDay(session.startedAt.getTime(), timezone);
+    for (const dimension of BREAKDOWN_DIMENSIONS) {
+      const key = keyOf([
+        day,
+        dimension,
+        dimensionValue(session, dimension),
+        page.origin,
+        page.path,
+        page.title,
+      ]);
+      const sums = expected.get(key) ?? {
+        sessions: 0,
+        pageviews: 0,
+        bounces: 0,
+        durationMs: 0,
+        timedViews: 0,
+      };
+      sums.sessions += 1;
+      sums.pageviews += page.views;
+      sums.bounces += session.isBounce ? 1 : 0;
+      sums.durationMs += page.durationMs;
+      sums.timedViews += page.timedViews;
+      expected.set(key, sums);
+    }
+  }
+  return expected;
+}
+
+/** The page rows per day and dimension value of a project as the table holds them. */
+async function storedDimensionPages(projectId: string): Promise<Map<string, PageSums>> {
+  const r = pageDimensionRollups;
+  const rows = await database.db.select().from(r).where(eq(r.projectId, projectId));
+  return new Map(
+    rows.map((row) => [
+      keyOf([row.day.getTime(), row.dimension, row.name, row.origin, row.path, row.title]),
+      {
+        sessions: row.sessions,
+        pageviews: row.pageviews,
+        bounces: row.bounces,
+        durationMs: row.durationMs,
+        timedViews: row.timedViews,
+      },
+    ]),
+  );
+}
+
+/** Both tables of a project hold what its sessions and pages give, in its timezone. */
+async function expectExact(projectId: string, timezone = "UTC"): Promise<void> {
+  expect(await storedPairs(projectId)).toEqual(await expectedPairs(projectId, timezone));
+  const pages = await expectedDimensionPages(projectId, timezone);
+  expect(pages.size).toBeGreaterThan(0);
+  expect(await storedDimensionPages(projectId)).toEqual(pages);
+}
+
+describe("rollups maintained by difference", () => {
+  it("hold every pair of values and every page per value of every day, with their sums", async () => {
+    const id = await project();
+    await insertEvents(database.db, traffic(id));
+    const expected = await expectedPairs(id, "UTC");
+    expect(expected.size).toBeGreaterThan(5_000);
+    await expectExact(id);
+  });
+
+  it("end up the same whether the events arrive in one batch or shuffled in small ones", async () => {
+    const trickle = await project();
+    const events = shuffled(traffic(trickle), 5);
+    for (let i = 0; i < events.length; i += 150) await insertEvents(database.db, events.slice(i, i + 150));
+    await expectExact(trickle);
+  });
+
+  it("move a session to its new day and values when a late earlier event changes them, and drop emptied groups", async () => {
+    const id = await project();
+    const at = (hours: number) => new Date(FROM + hours * HOUR);
+    await insertEvents(database.db, [
+      {
+        projectId: id,
+        sessionId: "s1",
+        profileId: "alice",
+        createdAt: at(24.2),
+        country: "SE",
+        device: "mobile",
+      },
+      {
+        projectId: id,
+        sessionId: "s1",
+        profileId: "alice",
+        createdAt: at(24.3),
+        country: "SE",
+        device: "mobile",
+      },
+      {
+        projectId: id,
+        sessionId: "s2",
+        profileId: "bob",
+        createdAt: at(24.5),
+        country: "SE",
+        device: "desktop",
+      },
+    ]);
+    await insertEvents(database.db, [
+      {
+        projectId: id,
+        sessionId: "s1",
+        profileId: "carol",
+        createdAt: at(23.9),
+        country: "NO",
+        device: "tablet",
+        revenue: 990,
+      },
+    ]);
+    await expectExact(id);
+    const stored = await storedPairs(id);
+    // Sweden on the second day keeps Bob's desktop session alone; Norway's tablet moved a day back.
+    const country = (day: number, name: string, device: string) =>
+      stored.get(keyOf([FROM + day * 24 * HOUR, "country", name, null, "device", device, null]));
+    expect(country(1, "SE", "mobile")).toBeUndefined();
+    expect(country(1, "SE", "desktop")).toEqual({
+      sessions: 1,
+      bounces: 1,
+      screenViews: 1,
+      durationMs: 0,
+      timedSessions: 0,
+      revenue: 0,
+    });
+    expect(country(0, "NO", "tablet")).toEqual({
+      sessions: 1,
+      bounces: 0,
+      screenViews: 3,
+      durationMs: 0.4 * HOUR,
+      timedSessions: 1,
+      revenue: 990,
+    });
+  });
+
+  it("follow the project's timezone when it changes", async () => {
+    const moved = await project();
+    await insertEvents(database.db, traffic(moved));
+    await database.db.update(projects).set({ timezone: "Asia/Tokyo" }).where(eq(projects.id, moved));
+    await database.db.execute(sql`select refresh_derived()`);
+    const expected = await expectedPairs(moved, "Asia/Tokyo");
+    expect([...expected.keys()].some((key) => JSON.parse(key)[0] % (24 * HOUR) === 15 * HOUR)).toBe(true);
+    await expectExact(moved, "Asia/Tokyo");
+  });
+});
