@@ -1,11 +1,11 @@
-import { and, eq, gte, inArray, lt, type SQL, sql } from "drizzle-orm";
+import { and, eq, gte, lt, type SQL, sql } from "drizzle-orm";
 import type { PgColumn } from "drizzle-orm/pg-core";
 import type { Database } from "../../db/client";
 import { derivedState, eventRollups, events } from "../../db/schema";
 import { CHART_ROLLUP_COLUMNS } from "../../lib/dimensions";
-import type { FilterColumn, FilterField } from "../../lib/filter-parser";
+import type { Filter, FilterColumn, FilterField } from "../../lib/filter-parser";
 import { HOUR_MS } from "../../lib/timezone";
-import { eventConditions } from "../filter-conditions";
+import { dimensionValueCondition, eventConditions } from "../filter-conditions";
 import {
   type BucketValues,
   breakdownValue,
@@ -55,22 +55,24 @@ function rolledUpColumn(field: FilterField | undefined): FilterColumn | undefine
 }
 
 /**
- * The series' one filter when the rollups can apply it: `is` on a rolled-up column with non-empty
- * values (the rollups keep empty strings as not set), and no breakdown beside it. Its values are
- * then the values of that dimension's rows.
+ * The series' one filter when the rollups can apply it: any operator but `regex` on a rolled-up
+ * column, with no value that is "" (the rollups keep empty strings and NULL alike as not set, and
+ * only those two tell them apart), and either no breakdown or one on the same column. It then
+ * applies to the values of that dimension's rows.
  */
-function rolledUpFilter(query: ChartSeriesQuery): { column: FilterColumn; values: string[] } | undefined {
+function rolledUpFilter(query: ChartSeriesQuery): { column: FilterColumn; filter: Filter } | undefined {
   const [filter, ...more] = query.filters;
-  if (!filter || more.length > 0 || query.breakdowns.length > 0 || filter.operator !== "is") return undefined;
+  if (!filter || more.length > 0 || filter.operator === "regex") return undefined;
   const column = rolledUpColumn(filter.field);
-  const values = filter.values.map(String);
-  if (column === undefined || values.some((value) => value === "")) return undefined;
-  return { column, values };
+  if (column === undefined || filter.values.some((value) => String(value) === "")) return undefined;
+  const [breakdown, ...others] = query.breakdowns;
+  if (others.length > 0 || (breakdown && rolledUpColumn(breakdown) !== column)) return undefined;
+  return { column, filter };
 }
 
 /**
  * Whether the rollups answer a series: an additive segment (a property one on duration or
- * revenue), at most one breakdown on a rolled-up column or one `is` filter on one, and whole UTC
+ * revenue), at most one breakdown on a rolled-up column, or one filter on one (see rolledUpFilter), and whole UTC
  * hours at every window and bucket edge, so each hour row lies inside one bucket.
  */
 export function chartRollupsCover(query: ChartSeriesQuery): boolean {
@@ -172,7 +174,7 @@ export async function rolledUpBucketValues(db: Database, query: ChartSeriesQuery
       and(
         seriesRange(query, eventRollups.hour, eventRollups.projectId, eventRollups.name),
         eq(eventRollups.dimension, dimension),
-        filter ? inArray(rowValue, filter.values) : undefined,
+        filter ? dimensionValueCondition(filter.filter, sql`${rowValue}`) : undefined,
       ),
     );
   // Each new event is a unit of one. The watermark is a literal, not a subquery: the planner then
