@@ -4,5 +4,10 @@ declare namespace Cloudflare {
   interface Env {
     /** Postgres connection string: a secret in production, `--var`/`.dev.vars` locally. */
     DATABASE_URL: string;
+    /**
+     * Optional read replica (a Neon read replica's connection string, a secret like DATABASE_URL):
+     * when set, every API request reads it; the cron refresh and migrations stay on DATABASE_URL.
+     */
+    DATABASE_REPLICA_URL?: string;
   }
 }

@@ -28,7 +28,8 @@ const WRANGLER = path.join(ROOT, "node_modules", ".bin", WRANGLER_BIN);
 const HOST = "127.0.0.1";
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1", "[::1]"]);
 /** Variables handed on to the Worker when they are set in this process's environment. */
-const FORWARDED_VARS = ["RATE_LIMIT_PER_10S", "CORS_ORIGINS"] as const;
+// DATABASE_REPLICA_URL: a loopback replica is reached through the same relay as DATABASE_URL.
+const FORWARDED_VARS = ["RATE_LIMIT_PER_10S", "CORS_ORIGINS", "DATABASE_REPLICA_URL"] as const;
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const seconds = (since: number) => `${((performance.now() - since) / 1000).toFixed(1)} s`;

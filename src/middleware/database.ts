@@ -4,12 +4,18 @@ import type { AppEnv } from "../env";
 
 /**
  * The request's database, opened on first use so requests that never reach it (401s answered
- * from the verification cache, 404s, /openapi.json) open no connection.
+ * from the verification cache, 404s, /openapi.json) open no connection. Every request only
+ * reads, so it goes to the read replica when one is configured (DATABASE_REPLICA_URL); writes
+ * (the cron refresh, migrations) use DATABASE_URL elsewhere.
  */
 export function useDatabase(c: Context<AppEnv>): Database {
   let handle = c.get("database");
   if (!handle) {
-    handle = openDatabase(c.env, { statementTimeoutMs: Number(c.env.STATEMENT_TIMEOUT_MS) });
+    const url = c.env.DATABASE_REPLICA_URL?.trim() || c.env.DATABASE_URL;
+    handle = openDatabase(
+      { DATABASE_URL: url, NEON_WS_PROXY: c.env.NEON_WS_PROXY },
+      { statementTimeoutMs: Number(c.env.STATEMENT_TIMEOUT_MS) },
+    );
     c.set("database", handle);
   }
   return handle.db;

@@ -4,6 +4,8 @@ import "vitest";
 declare module "vitest" {
   export interface ProvidedContext {
     databaseUrl: string;
+    /** A second migrated database that stands in for a read replica. */
+    replicaDatabaseUrl: string;
     relayProxy: string;
     /** PGlite has one session for all connections: tests that need two concurrent sessions skip. */
     embeddedDatabase: boolean;
