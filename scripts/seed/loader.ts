@@ -70,7 +70,7 @@ function isEmbedded(version: string): boolean {
  * rows are split over several COPY statements of about that size (the embedded database buffers a
  * whole COPY in memory before running it).
  */
-async function copyChunks(
+export async function copyChunks(
   client: pg.ClientBase,
   statement: string,
   chunks: Iterable<Buffer>,

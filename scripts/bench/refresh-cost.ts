@@ -1,0 +1,219 @@
+/**
+ * `npm run bench:refresh`: what the derived data costs to keep (issue 15, deliverable 5).
+ *
+ *   npm run bench:refresh -- [--source <db>] [--rate <events/s>] [--minutes <n>] [--keep]
+ *
+ * Copies a loaded benchmark database (default `bench_10000000_90_1`, see `npm run bench`), then
+ * replays a sustained ingest on the copy: `--minutes` minutes (default 10) of demo traffic at
+ * `--rate` events per second (default 1,000), generated after the data set's end and inserted one
+ * minute at a time, each minute followed by the cron's `refresh_derived()`. Sessions run across
+ * minutes as they do in live traffic, so every refresh also revisits sessions an earlier one saw.
+ * It reports the time of each refresh and of each routine within it (track_functions), and the
+ * storage of `events` against the derived tables. The copy is dropped at the end unless `--keep`.
+ */
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import pg from "pg";
+import { DemoDataGenerator, EVENT_COLUMNS } from "../seed/generator";
+import { copyChunks, DEFAULT_PROJECT_SHARES } from "../seed/loader";
+import { databaseUrl } from "./options";
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const MINUTE = 60_000;
+
+interface RefreshCostOptions {
+  source: string;
+  rate: number;
+  minutes: number;
+  keep: boolean;
+  adminUrl: string;
+}
+
+function parseOptions(argv: readonly string[]): RefreshCostOptions {
+  const options: RefreshCostOptions = {
+    source: "bench_10000000_90_1",
+    rate: 1_000,
+    minutes: 10,
+    keep: false,
+    adminUrl: process.env.BENCH_ADMIN_URL?.trim() || "postgres://postgres@127.0.0.1:5432/postgres",
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i];
+    const value = (): string => {
+      const v = argv[++i];
+      if (v === undefined) throw new Error(`${flag} needs a value`);
+      return v;
+    };
+    if (flag === "--source") options.source = value();
+    else if (flag === "--rate") options.rate = Number(value());
+    else if (flag === "--minutes") options.minutes = Number(value());
+    else if (flag === "--keep") options.keep = true;
+    else throw new Error(`unknown argument ${flag}`);
+  }
+  if (!/^[a-z_][a-z0-9_]{0,50}$/.test(options.source)) throw new Error("--source must be a database name");
+  if (!(options.rate > 0) || !Number.isInteger(options.minutes) || options.minutes < 1) {
+    throw new Error("--rate must be positive and --minutes a positive integer");
+  }
+  return options;
+}
+
+async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Milliseconds per PL/pgSQL function since the statistics were last read (self and total). */
+async function functionTimes(client: pg.Client): Promise<Map<string, number>> {
+  await client.query("SELECT pg_stat_clear_snapshot()");
+  const { rows } = await client.query<{ name: string; total: number }>(
+    "SELECT funcname AS name, total_time AS total FROM pg_stat_user_functions",
+  );
+  return new Map(rows.map((row) => [row.name, Number(row.total)]));
+}
+
+const percentile = (values: number[], p: number): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))] ?? 0;
+};
+const seconds = (ms: number): string => `${(ms / 1000).toFixed(2)} s`;
+const megabytes = (bytes: number): string => `${Math.round(bytes / 1_048_576).toLocaleString("en-US")} MB`;
+
+/** Tables derived from `events` by refresh_derived(), by family. */
+const DERIVED_TABLES = `'sessions','session_pages','session_rollups','session_day_rollups',
+  'page_rollups','page_day_rollups','visitor_sketches','visitor_day_sketches',
+  'visitor_dimension_sketches','session_pair_rollups','page_dimension_rollups','event_rollups'`;
+
+async function storage(client: pg.Client): Promise<string[]> {
+  const { rows } = await client.query<{ name: string; bytes: string }>(
+    `SELECT c.relname AS name, pg_total_relation_size(c.oid) AS bytes FROM pg_class c
+     WHERE c.relkind = 'r' AND c.relnamespace = 'public'::regnamespace
+       AND (c.relname = 'events' OR c.relname IN (${DERIVED_TABLES}))
+     ORDER BY pg_total_relation_size(c.oid) DESC`,
+  );
+  const events = Number(rows.find((row) => row.name === "events")?.bytes ?? 0);
+  const derived = rows.filter((row) => row.name !== "events");
+  const total = derived.reduce((sum, row) => sum + Number(row.bytes), 0);
+  return [
+    "| table | size (with indexes and TOAST) | vs events |",
+    "|---|--:|--:|",
+    ...rows.map(
+      (row) =>
+        `| \`${row.name}\` | ${megabytes(Number(row.bytes))} | ${((100 * Number(row.bytes)) / events).toFixed(1)} % |`,
+    ),
+    `| all derived tables | ${megabytes(total)} | ${((100 * total) / events).toFixed(1)} % |`,
+  ];
+}
+
+async function main(): Promise<void> {
+  const options = parseOptions(process.argv.slice(2));
+  const copy = `${options.source}_refresh`;
+  const url = databaseUrl(options.adminUrl, copy);
+  const log = (message: string) => process.stderr.write(`${new Date().toISOString()} ${message}\n`);
+
+  log(`copying ${options.source} to ${copy}…`);
+  await withClient(options.adminUrl, async (admin) => {
+    await admin.query(`DROP DATABASE IF EXISTS "${copy}" WITH (FORCE)`);
+    await admin.query(`CREATE DATABASE "${copy}" TEMPLATE "${options.source}"`);
+  });
+  const lines: string[] = [];
+  try {
+    await withClient(url, async (client) => {
+      await client.query("SET track_functions = 'pl'");
+      const end = await client.query<{ end: Date }>("SELECT max(created_at) AS end FROM events");
+      const start = Math.ceil((end.rows[0]?.end.getTime() ?? Date.now()) / MINUTE) * MINUTE;
+      const perMinute = Math.round(options.rate * 60);
+      // Staged once, so the timed part is the insert and the refresh, as a pipeline would see them.
+      log(`generating ${(perMinute * options.minutes).toLocaleString("en-US")} events…`);
+      await client.query("CREATE UNLOGGED TABLE refresh_cost_events (LIKE events INCLUDING DEFAULTS)");
+      const generator = new DemoDataGenerator({
+        events: perMinute * options.minutes,
+        days: options.minutes / 1440,
+        seed: 20_261_125,
+        now: new Date(start + options.minutes * MINUTE),
+        projects: DEFAULT_PROJECT_SHARES,
+        ingestXid: "0",
+      });
+      await copyChunks(
+        client,
+        `COPY refresh_cost_events (${EVENT_COLUMNS.join(", ")}) FROM STDIN`,
+        generator.eventChunks(),
+        () => {},
+      );
+      // The data set's own last refresh is behind it; a first run settles anything pending.
+      await client.query("SELECT refresh_derived()");
+      let before = await functionTimes(client);
+      const columns = EVENT_COLUMNS.filter((column) => column !== "ingest_xid").join(", ");
+      const runs: { events: number; insertMs: number; refreshMs: number; routines: Map<string, number> }[] =
+        [];
+      for (let minute = 0; minute < options.minutes; minute++) {
+        const from = new Date(start + minute * MINUTE);
+        const to = new Date(minute === options.minutes - 1 ? 8.64e15 : start + (minute + 1) * MINUTE);
+        const insertStart = performance.now();
+        const inserted = await client.query(
+          `INSERT INTO events (${columns}) SELECT ${columns} FROM refresh_cost_events
+           WHERE created_at >= $1 AND created_at < $2`,
+          [from, to],
+        );
+        const insertMs = performance.now() - insertStart;
+        const refreshStart = performance.now();
+        await client.query("SELECT refresh_derived()");
+        const refreshMs = performance.now() - refreshStart;
+        const after = await functionTimes(client);
+        const routines = new Map([...after].map(([name, total]) => [name, total - (before.get(name) ?? 0)]));
+        before = after;
+        runs.push({ events: inserted.rowCount ?? 0, insertMs, refreshMs, routines });
+        log(`minute ${minute + 1}: ${inserted.rowCount} events, refresh ${seconds(refreshMs)}`);
+      }
+      const refresh = runs.map((run) => run.refreshMs);
+      const names = [...new Set(runs.flatMap((run) => [...run.routines.keys()]))]
+        .map((name) => ({ name, times: runs.map((run) => run.routines.get(name) ?? 0) }))
+        .filter((routine) => routine.times.some((t) => t > 0))
+        .sort((a, b) => percentile(b.times, 0.5) - percentile(a.times, 0.5));
+      lines.push(
+        `Sustained ingest on a copy of \`${options.source}\`: ${options.minutes} minutes at ` +
+          `${options.rate.toLocaleString("en-US")} events/s (${perMinute.toLocaleString("en-US")} a minute, ` +
+          "all projects), each minute inserted in one statement and followed by `refresh_derived()`.",
+        "",
+        "| | p50 | max |",
+        "|---|--:|--:|",
+        `| refresh_derived() per run (target < 10 s) | ${seconds(percentile(refresh, 0.5))} | ${seconds(Math.max(...refresh))} |`,
+        `| the minute's insert | ${seconds(
+          percentile(
+            runs.map((r) => r.insertMs),
+            0.5,
+          ),
+        )} | ${seconds(Math.max(...runs.map((r) => r.insertMs)))} |`,
+        ...names.map(
+          (routine) =>
+            `| \`${routine.name}\` (total time, nested calls included) | ${seconds(percentile(routine.times, 0.5))} | ${seconds(Math.max(...routine.times))} |`,
+        ),
+        "",
+        `Per run: ${runs.map((run) => `${run.events.toLocaleString("en-US")} events ${seconds(run.refreshMs)}`).join("; ")}.`,
+        "",
+        "Storage after the replay:",
+        "",
+        ...(await storage(client)),
+      );
+    });
+  } finally {
+    if (!options.keep) {
+      await withClient(options.adminUrl, (admin) =>
+        admin.query(`DROP DATABASE IF EXISTS "${copy}" WITH (FORCE)`),
+      );
+    }
+  }
+  process.stdout.write(`${lines.join("\n")}\n`);
+  log(`done (${path.relative(ROOT, process.cwd()) || "."})`);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(
+    `bench:refresh: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
+  process.exit(1);
+});
