@@ -1,13 +1,17 @@
 /**
- * The benchmark of issue 5.
+ * The benchmark of issues 5 and 15.
  *
  *   npm run bench -- [--events <n>] [--days <d>] [--seed <s>] [--runs <k>] [--budget <s>]
- *                    [--database <name>] [--reload] [--smoke] [--out <file>]
+ *                    [--database <name>] [--reload] [--smoke] [--sections core,filtered,export]
+ *                    [--load-only] [--compare <earlier.json>] [--out <file>]
  *
- * Loads a data set into its own database (once), serves the Worker with `wrangler dev` and the
- * relay, measures every endpoint through that real path (uncached and cached) and the plain-SQL
- * baseline over raw events on the same database, then export throughput and cursor depth. Prints
- * the report (Markdown) to stdout and writes it to --out. Progress goes to stderr.
+ * Loads a data set into its own database (once), picks the filters to measure from its data
+ * (filters.ts), serves the Worker with `wrangler dev` and the relay, and measures through that
+ * real path (uncached and cached) and as plain SQL over raw events on the same database: the
+ * core matrix (every endpoint × window × none/session/event filter, issue 5), the filtered
+ * section (issue 15: filter cases × endpoints over 30 and 90 days, filtered.ts), then export
+ * throughput and cursor depth. Prints the report (Markdown) to stdout, writes it to --out and the
+ * results as JSON beside it (the input of a later `--compare`). Progress goes to stderr.
  */
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
@@ -15,20 +19,7 @@ import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { describeTarget } from "../local/target-database";
 import { DEMO_CLIENTS } from "../seed/demo-fixtures";
-import {
-  apiRequest,
-  BENCH_PROJECT,
-  type BenchWindow,
-  baselineQuery,
-  benchWindow,
-  ENDPOINTS,
-  type Endpoint,
-  FILTER_CASES,
-  FILTER_KINDS,
-  type FilterKind,
-  WINDOW_DAYS,
-  type WindowDays,
-} from "./cases";
+import { BENCH_PROJECT, benchWindow, ENDPOINTS, FILTER_KINDS, WINDOW_DAYS } from "./cases";
 import {
   insertLiveTail,
   prepareBenchDatabase,
@@ -37,19 +28,21 @@ import {
   removeLiveTail,
 } from "./database";
 import { measureDepth, measureStream } from "./export-measures";
+import { measureFiltered } from "./filtered";
+import { describeCase, pickFilters } from "./filters";
+import { type ApiClient, apiGet, fmtMs, measure, progress, RunFailure, summarize } from "./measure";
 import {
-  type ApiClient,
-  apiGet,
-  apiGetOk,
-  fmtMs,
-  measure,
-  progress,
-  RunFailure,
-  summarize,
-  type Timing,
-} from "./measure";
-import { BENCH_USAGE, type BenchOptions, BenchUsageError, databaseUrl, parseBenchOptions } from "./options";
-import { type BenchResults, type CellResult, cellKey, renderReport } from "./report";
+  BENCH_USAGE,
+  type BenchOptions,
+  BenchUsageError,
+  databaseUrl,
+  parseBenchOptions,
+  resultsJsonPath,
+} from "./options";
+import { renderReport } from "./report";
+import { type BenchResults, coreFilter, coreFilterId } from "./results";
+import { loadComparedRun, resultsJson } from "./results-json";
+import { BaselineRunner, cellOf, measureApiCell } from "./run-cells";
 import { type BenchServer, startBenchServer } from "./server";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
@@ -60,26 +53,6 @@ function readClient(base: string): ApiClient {
   const read = DEMO_CLIENTS.find((c) => c.type === "read" && c.projectId === BENCH_PROJECT);
   if (!read) throw new Error(`no demo read client for project ${BENCH_PROJECT}`);
   return { base, headers: { "openpanel-client-id": read.id, "openpanel-client-secret": read.secret } };
-}
-
-function cellOf(
-  results: BenchResults,
-  endpoint: Endpoint,
-  days: WindowDays | undefined,
-  filter: FilterKind,
-): CellResult {
-  const key = cellKey(endpoint, days, filter);
-  let cell = results.cells.get(key);
-  if (!cell) {
-    cell = {};
-    results.cells.set(key, cell);
-  }
-  return cell;
-}
-
-interface MetricsBody {
-  metrics?: { unique_visitors?: number };
-  meta?: { approximate?: string[] };
 }
 
 /**
@@ -101,45 +74,7 @@ async function warmUp(client: ApiClient): Promise<void> {
   }
 }
 
-/** Our side of one cell: uncached runs, then (where cached) one warming request and cache hits. */
-async function measureApiCell(
-  client: ApiClient,
-  options: BenchOptions,
-  endpoint: Endpoint,
-  window: BenchWindow | undefined,
-  filter: FilterKind,
-  cell: CellResult,
-): Promise<MetricsBody | undefined> {
-  const request = apiRequest(endpoint, window, FILTER_CASES[filter]);
-  const budget = options.budgetSeconds * 1000;
-  let lastBody: string | undefined;
-  const uncached = await measure(options.runs, budget, async () => {
-    lastBody = (await apiGetOk(client, request, true)).body;
-  });
-  cell.uncached = summarize(uncached);
-  let metrics: MetricsBody | undefined;
-  if (endpoint.kind === "metrics" && lastBody !== undefined) {
-    metrics = JSON.parse(lastBody) as MetricsBody;
-    const approximate = metrics.meta?.approximate ?? [];
-    if (approximate.length > 0) cell.approximate = approximate;
-  }
-  if (endpoint.cached && uncached.samples.length > 0) {
-    await apiGetOk(client, request, false).catch(() => undefined);
-    let misses = 0;
-    const cached: Timing = await measure(options.runs, budget, async () => {
-      const answer = await apiGetOk(client, request, false);
-      if (!/\bhit\b/.test(answer.headers.get("cache-status") ?? "")) misses++;
-    });
-    cell.cached = { ...summarize(cached), misses };
-  }
-  const cachedText = cell.cached ? `, cached ${fmtMs(cell.cached.p50)}` : "";
-  const failed =
-    Object.keys(uncached.errors).length > 0 ? ` (errors: ${Object.keys(uncached.errors).join(", ")})` : "";
-  const where = `${endpoint.label} ${window ? `${window.days}d` : ""} ${filter}`;
-  progress(`  ${where}: uncached ${fmtMs(cell.uncached.p50)}${cachedText}${failed}`);
-  return metrics;
-}
-
+/** The core matrix (issue 5): every endpoint × window × filter kind, ours uncached and cached. */
 async function measureApi(
   client: ApiClient,
   options: BenchOptions,
@@ -149,22 +84,20 @@ async function measureApi(
 ): Promise<void> {
   progress("measuring the API (uncached and cached)…");
   for (const endpoint of ENDPOINTS.filter((e) => !e.windowed)) {
-    await measureApiCell(
-      client,
-      options,
-      endpoint,
-      undefined,
-      "none",
-      cellOf(results, endpoint, undefined, "none"),
-    );
+    const cell = cellOf(results, "none", endpoint, undefined);
+    await measureApiCell(client, options, endpoint, undefined, undefined, cell, endpoint.label);
   }
   for (const days of WINDOW_DAYS) {
     const window = benchWindow(days, dataEnd);
-    for (const filter of FILTER_KINDS) {
+    for (const kind of FILTER_KINDS) {
+      const filterId = coreFilterId(results, kind);
+      if (filterId === undefined) continue;
+      const filters = kind === "none" ? undefined : coreFilter(results, kind)?.filters;
       for (const endpoint of ENDPOINTS.filter((e) => e.windowed)) {
-        const cell = cellOf(results, endpoint, days, filter);
-        const metrics = await measureApiCell(client, options, endpoint, window, filter, cell);
-        if (metrics && filter === "none" && typeof metrics.metrics?.unique_visitors === "number") {
+        const cell = cellOf(results, filterId, endpoint, days);
+        const where = `${endpoint.label} ${days}d ${filterId}`;
+        const metrics = await measureApiCell(client, options, endpoint, window, filters, cell, where);
+        if (metrics && kind === "none" && typeof metrics.metrics?.unique_visitors === "number") {
           // The exact count over the same sessions (first event in the window), from the sessions table.
           const exact = await db.query<{ n: string }>(
             `SELECT count(DISTINCT profile_id) AS n FROM sessions
@@ -185,52 +118,23 @@ async function measureApi(
 
 async function measureBaseline(db: pg.Client, options: BenchOptions, results: BenchResults, dataEnd: Date) {
   progress("measuring the plain-SQL baseline…");
-  const timeoutMs = options.baselineTimeoutSeconds * 1000;
-  await db.query(`SET statement_timeout = ${Math.round(timeoutMs)}`);
-  const budget = options.budgetSeconds * 1000;
-  const timeoutReason = `timeout ${fmtMs(timeoutMs)}`;
-  // Endpoint × filter whose baseline timed out at a shorter window: longer ones would too.
-  const timedOut = new Map<string, WindowDays>();
-  const run = async (endpoint: Endpoint, window: BenchWindow | undefined, filter: FilterKind) => {
-    const cell = cellOf(results, endpoint, window?.days, filter);
-    const shorter = timedOut.get(`${endpoint.id}|${filter}`);
-    if (shorter !== undefined) {
-      cell.baseline = {
-        n: 0,
-        p50: undefined,
-        p95: undefined,
-        errors: { [`not run (timed out at ${shorter}d)`]: 1 },
-      };
-      cell.baselineTimeoutMs = timeoutMs;
-      return;
-    }
-    const query = baselineQuery(endpoint, window ?? benchWindow(1, dataEnd), FILTER_CASES[filter]);
-    const timing = await measure(options.runs, budget, async () => {
-      try {
-        await db.query(query.text, query.values);
-      } catch (error) {
-        const code = (error as { code?: string }).code;
-        throw new RunFailure(code === "57014" ? timeoutReason : String(error));
-      }
-    });
-    cell.baseline = summarize(timing);
-    if (timing.samples.length === 0 && timing.errors[timeoutReason] !== undefined) {
-      cell.baselineTimeoutMs = timeoutMs;
-      if (window) timedOut.set(`${endpoint.id}|${filter}`, window.days);
-    }
-    progress(
-      `  baseline ${endpoint.label} ${window ? `${window.days}d` : ""} ${filter}: ` +
-        fmtMs(cell.baseline.p50),
-    );
-  };
-  for (const endpoint of ENDPOINTS.filter((e) => !e.windowed)) await run(endpoint, undefined, "none");
+  const baselines = new BaselineRunner(db, options, dataEnd);
+  await baselines.begin();
+  for (const endpoint of ENDPOINTS.filter((e) => !e.windowed)) {
+    await baselines.run(cellOf(results, "none", endpoint, undefined), endpoint, undefined, "none", undefined);
+  }
   for (const days of WINDOW_DAYS) {
     const window = benchWindow(days, dataEnd);
-    for (const filter of FILTER_KINDS) {
-      for (const endpoint of ENDPOINTS.filter((e) => e.windowed)) await run(endpoint, window, filter);
+    for (const kind of FILTER_KINDS) {
+      const filterId = coreFilterId(results, kind);
+      if (filterId === undefined) continue;
+      const filters = kind === "none" ? undefined : coreFilter(results, kind)?.filters;
+      for (const endpoint of ENDPOINTS.filter((e) => e.windowed)) {
+        await baselines.run(cellOf(results, filterId, endpoint, days), endpoint, window, filterId, filters);
+      }
     }
   }
-  await db.query("RESET statement_timeout");
+  await baselines.end();
 }
 
 async function wranglerVersion(): Promise<string | undefined> {
@@ -274,12 +178,15 @@ async function main(): Promise<void> {
       budgetSeconds: options.budgetSeconds,
       baselineTimeoutSeconds: options.baselineTimeoutSeconds,
       smoke: options.smoke,
+      sections: options.sections,
     },
     database: options.database,
     cells: new Map(),
     visitors: [],
     notes: [],
   };
+  if (options.compare) results.compare = await loadComparedRun(path.resolve(process.cwd(), options.compare));
+  const runs = (section: BenchOptions["sections"][number]) => options.sections.includes(section);
   let server: BenchServer | undefined;
   let db: pg.Client | undefined;
 
@@ -293,10 +200,12 @@ async function main(): Promise<void> {
       results.interrupted = reason;
       // Rendered now: requests still in flight fail once wrangler stops, and are no measurement.
       const partial = renderReport(results);
+      const partialJson = resultsJson(results);
       progress(`bench: ${reason}; stopping wrangler and the relay…`);
       await server?.stop().catch(() => undefined);
       await db?.end().catch(() => undefined);
       await writeReport(partialOut, partial).catch(() => undefined);
+      await writeReport(resultsJsonPath(partialOut), partialJson).catch(() => undefined);
       progress(`partial report: ${path.relative(process.cwd(), partialOut)}`);
       process.exit(code);
     })();
@@ -328,15 +237,29 @@ async function main(): Promise<void> {
     );
     results.reused = prepared.reused;
     results.marker = prepared.marker;
-    results.machine = await readMachineFacts(url);
     results.data = await readDataFacts(url, BENCH_PROJECT);
-    results.wrangler = await wranglerVersion();
     const dataEnd = results.data.last;
     const projectEvents = results.data.projectEvents;
     progress(
       `data: ${results.data.projectEvents.toLocaleString("en-US")} events of project ${BENCH_PROJECT}, ` +
         `ending ${dataEnd.toISOString()}`,
     );
+    if (options.loadOnly) {
+      progress("bench: --load-only, stopping here");
+      return;
+    }
+    results.machine = await readMachineFacts(url);
+    results.wrangler = await wranglerVersion();
+
+    const sql = new pg.Client({ connectionString: url });
+    db = sql;
+    await sql.connect();
+    if (runs("core") || runs("filtered")) {
+      progress("picking the filters from the data…");
+      results.picks = await pickFilters(sql, benchWindow(30, dataEnd));
+      for (const c of results.picks.cases) progress(`  ${c.id}: ${describeCase(c)}`);
+      for (const line of results.picks.skipped) progress(`  skipped: ${line}`);
+    }
 
     const logFile = path.join(ROOT, "scripts", "bench", "wrangler-output.tmp");
     await mkdir(path.dirname(logFile), { recursive: true });
@@ -353,29 +276,32 @@ async function main(): Promise<void> {
     );
     progress(`floor (a 404 without auth or database): ${fmtMs(results.floor.p50)}`);
 
-    const sql = new pg.Client({ connectionString: url });
-    db = sql;
-    await sql.connect();
-    const marker = prepared.marker;
-    // Laid anew before each side, so both find it within the last 5 minutes however long the other took.
-    const layLiveTail = async () => {
-      await removeLiveTail(sql, marker);
-      return insertLiveTail(sql, BENCH_PROJECT, marker, projectEvents, LIVE_MINUTES);
-    };
-    try {
-      const tail = await layLiveTail();
-      results.notes.push(
-        `/live (the last ${LIVE_MINUTES} minutes) reads ${tail.toLocaleString("en-US")} events: the ` +
-          "project's newest events, as many as the data set holds per 5 minutes on average, copied to end " +
-          "one second before the measurement (the data set itself ends when it was loaded), and removed after.",
-      );
-      await measureApi(client, options, results, dataEnd, sql);
-      await layLiveTail();
-      await measureBaseline(sql, options, results, dataEnd);
-    } finally {
-      await removeLiveTail(sql, marker);
+    if (runs("core")) {
+      const marker = prepared.marker;
+      // Laid anew before each side, so both find it within the last 5 minutes however long the other took.
+      const layLiveTail = async () => {
+        await removeLiveTail(sql, marker);
+        return insertLiveTail(sql, BENCH_PROJECT, marker, projectEvents, LIVE_MINUTES);
+      };
+      try {
+        const tail = await layLiveTail();
+        results.notes.push(
+          `/live (the last ${LIVE_MINUTES} minutes) reads ${tail.toLocaleString("en-US")} events: the ` +
+            "project's newest events, as many as the data set holds per 5 minutes on average, copied to end " +
+            "one second before the measurement (the data set itself ends when it was loaded), and removed after.",
+        );
+        await measureApi(client, options, results, dataEnd, sql);
+        await layLiveTail();
+        await measureBaseline(sql, options, results, dataEnd);
+      } finally {
+        await removeLiveTail(sql, marker);
+      }
     }
-    if (options.smoke) {
+    if (runs("filtered")) await measureFiltered(client, sql, options, results, dataEnd);
+    if (!runs("export")) {
+      results.streamSkipped = "not run (--sections)";
+      results.depthSkipped = "not run (--sections)";
+    } else if (options.smoke) {
       results.streamSkipped = "skipped (--smoke)";
       results.depthSkipped = "skipped (--smoke)";
     } else {
@@ -396,7 +322,9 @@ async function main(): Promise<void> {
   const report = renderReport(results);
   process.stdout.write(`${report}\n`);
   await writeReport(out, report);
-  progress(`report: ${path.relative(process.cwd(), out)}`);
+  const json = resultsJsonPath(out);
+  await writeReport(json, resultsJson(results));
+  progress(`report: ${path.relative(process.cwd(), out)}; results: ${path.relative(process.cwd(), json)}`);
 }
 
 main().catch((error: unknown) => {

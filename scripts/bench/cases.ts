@@ -1,4 +1,5 @@
 import { BREAKDOWN_DIMENSIONS, type BreakdownDimension } from "../../src/lib/dimensions";
+import type { BenchFilter } from "./filters";
 
 /**
  * What the benchmark measures: every endpoint × window × filter, as an API request and as the
@@ -10,38 +11,29 @@ export const BENCH_PROJECT = "demo";
 export const WINDOW_DAYS = [1, 7, 30, 90] as const;
 export type WindowDays = (typeof WINDOW_DAYS)[number];
 
+/** The breakdown of every /export/charts measurement. */
+export const CHART_BREAKDOWN = "browser";
+
+/**
+ * The filters of the core matrix (issue 5): none, a session attribute and an event field (the
+ * "uncovered" case of issue 5). Their values are picked from the data (filters.ts): the session
+ * one is the `one:country` case of the filtered section (or its first dimension), the event one its
+ * `path` case, and their cells are shared with that section.
+ */
 export type FilterKind = "none" | "session" | "event";
-
-export interface FilterCase {
-  kind: FilterKind;
-  label: string;
-  column: "country" | "path";
-  value: string;
-}
-
-export const FILTER_CASES: Record<FilterKind, FilterCase | undefined> = {
-  none: undefined,
-  // A session attribute: covered by per-session data.
-  session: { kind: "session", label: "country is NO", column: "country", value: "NO" },
-  // An event field: issue 5's "uncovered" case, answered from raw events.
-  event: { kind: "event", label: "path is /pricing", column: "path", value: "/pricing" },
-};
 
 export const FILTER_KINDS: readonly FilterKind[] = ["none", "session", "event"];
 
-export const FILTER_TITLES: Record<FilterKind, string> = {
-  none: "no filter",
-  session: "session-attribute filter (country is NO)",
-  event: "event-field filter (path is /pricing, uncovered)",
-};
-
 export type EndpointKind = "metrics" | "live" | "pages" | "breakdown" | "charts" | "export";
+export type ChartSegment = "event" | "user" | "session";
 
 export interface Endpoint {
   id: string;
   label: string;
   kind: EndpointKind;
   dimension?: BreakdownDimension;
+  /** /export/charts: what a bucket counts (the core matrix's chart counts events). */
+  segment?: ChartSegment;
   /** Has a KV cache to measure hits of. */
   cached: boolean;
   /** Measured per window and filter (`/live` has neither). */
@@ -67,6 +59,28 @@ export const ENDPOINTS: readonly Endpoint[] = [
   { id: "charts", label: "/export/charts", kind: "charts", cached: true, windowed: true },
   { id: "export", label: "/export/events", kind: "export", cached: false, windowed: true },
 ];
+
+/** /export/charts by segment, with a filter and a breakdown: the chart cases of issue 15. */
+export const CHART_SEGMENT_ENDPOINTS: readonly Endpoint[] = (["event", "user", "session"] as const).map(
+  (segment): Endpoint => ({
+    id: `charts:${segment}`,
+    label: `/export/charts ${segment}`,
+    kind: "charts",
+    segment,
+    cached: true,
+    windowed: true,
+  }),
+);
+
+/**
+ * The id of one measurement, the same in every run and data set: `one:country:/browser:30d`,
+ * `none:/live`, `chart:/export/charts:user:30d`. It names the filter by kind (and dimension), never
+ * by value, so a run over another data set compares with it case by case (`--compare`).
+ */
+export const caseId = (filterId: string, endpoint: Endpoint, days: WindowDays | undefined): string => {
+  const name = endpoint.segment ? `/export/charts:${endpoint.segment}` : endpoint.label;
+  return `${filterId}:${name}${days === undefined ? "" : `:${days}d`}`;
+};
 
 /** Session-scoped endpoints: the ones the insights targets of issue 5 speak of. */
 export const isSessionEndpoint = (endpoint: Endpoint): boolean =>
@@ -102,19 +116,13 @@ export function benchWindow(days: WindowDays, dataEnd: Date): BenchWindow {
   };
 }
 
-function filtersParam(filter: FilterCase | undefined): string | undefined {
-  if (!filter) return undefined;
-  return JSON.stringify([{ name: filter.column, operator: "is", value: [filter.value] }]);
-}
-
 /** The API request (path and query) of one cell. */
 export function apiRequest(
   endpoint: Endpoint,
   window: BenchWindow | undefined,
-  filter: FilterCase | undefined,
+  filters: readonly BenchFilter[] | undefined,
 ): string {
   const params = new URLSearchParams();
-  const filters = filtersParam(filter);
   if (endpoint.kind === "live" || !window) return `/insights/${BENCH_PROJECT}/live`;
   let path: string;
   switch (endpoint.kind) {
@@ -139,7 +147,8 @@ export function apiRequest(
       params.set("timezone", "UTC");
       params.set("interval", "day");
       params.set("series", JSON.stringify([{ name: "screen_view" }]));
-      params.set("breakdowns", JSON.stringify([{ name: "browser" }]));
+      if (endpoint.segment) params.set("segment", endpoint.segment);
+      params.set("breakdowns", JSON.stringify([{ name: CHART_BREAKDOWN }]));
       break;
     case "export":
       path = "/export/events";
@@ -150,7 +159,7 @@ export function apiRequest(
       params.set("limit", "50");
       break;
   }
-  if (filters !== undefined) params.set("filters", filters);
+  if (filters?.length) params.set("filters", JSON.stringify(filters));
   return `${path}?${params.toString()}`;
 }
 
@@ -168,18 +177,48 @@ const PREFIXES: Partial<Record<BreakdownDimension, string>> = {
 
 const WINDOW_WHERE = "project_id = $1 AND created_at >= $2 AND created_at < $3";
 
-/**
- * The filter as a user would write it on raw events. A session-scoped endpoint with an event-field
- * filter keeps the sessions that have a matching event; every other case is a plain column test
- * (the seed keeps a session's geo constant, so this equals the session-attribute semantics).
- */
-function filterSql(filter: FilterCase | undefined, sessionScoped: boolean): string {
-  if (!filter) return "";
-  if (filter.kind === "event" && sessionScoped) {
-    const matching = `SELECT session_id FROM events WHERE ${WINDOW_WHERE} AND ${filter.column} = $4`;
-    return ` AND session_id IN (${matching})`;
+const EVENT_FIELDS: ReadonlySet<BenchFilter["name"]> = new Set(["path", "name"]);
+
+const escapeLike = (text: string): string => text.replace(/[\\%_]/g, (match) => `\\${match}`);
+
+/** One filter as a test of an event row; its value is bound as the next parameter (pushed to `values`). */
+function rowTest(filter: BenchFilter, values: unknown[]): string {
+  const column = filter.name;
+  const bound = filter.operator === "contains" ? filter.value.map((v) => `%${escapeLike(v)}%`) : filter.value;
+  const one = bound.length === 1;
+  values.push(one ? bound[0] : bound);
+  const p = `$${values.length}`;
+  switch (filter.operator) {
+    case "is":
+      return one ? `${column} = ${p}` : `${column} = ANY(${p}::text[])`;
+    case "isNot":
+      return one
+        ? `(${column} IS NULL OR ${column} <> ${p})`
+        : `(${column} IS NULL OR ${column} <> ALL(${p}::text[]))`;
+    case "contains":
+      return one ? `${column} LIKE ${p}` : `${column} LIKE ANY(${p}::text[])`;
   }
-  return ` AND ${filter.column} = $4`;
+}
+
+/**
+ * The filters as a user would write them on raw events. On a session-scoped endpoint an event-field
+ * filter keeps the sessions that have a matching event; every other filter is a plain column test
+ * (the seed keeps a session's attributes constant, so this equals the session-attribute semantics).
+ */
+function filterSql(
+  filters: readonly BenchFilter[] | undefined,
+  sessionScoped: boolean,
+  values: unknown[],
+): string {
+  let sql = "";
+  for (const filter of filters ?? []) {
+    const test = rowTest(filter, values);
+    sql +=
+      EVENT_FIELDS.has(filter.name) && sessionScoped
+        ? ` AND session_id IN (SELECT session_id FROM events WHERE ${WINDOW_WHERE} AND ${test})`
+        : ` AND ${test}`;
+  }
+  return sql;
 }
 
 /**
@@ -189,11 +228,10 @@ function filterSql(filter: FilterCase | undefined, sessionScoped: boolean): stri
 export function baselineQuery(
   endpoint: Endpoint,
   window: BenchWindow,
-  filter: FilterCase | undefined,
+  filters: readonly BenchFilter[] | undefined,
 ): SqlQuery {
   const values: unknown[] = [BENCH_PROJECT, window.start, window.end];
-  if (filter) values.push(filter.value);
-  const where = `${WINDOW_WHERE}${filterSql(filter, isSessionEndpoint(endpoint))}`;
+  const where = `${WINDOW_WHERE}${filterSql(filters, isSessionEndpoint(endpoint), values)}`;
   switch (endpoint.kind) {
     case "live":
       return {
@@ -255,13 +293,21 @@ export function baselineQuery(
         values,
       };
     }
-    case "charts":
+    case "charts": {
+      const count =
+        endpoint.segment === "user"
+          ? "count(DISTINCT profile_id)"
+          : endpoint.segment === "session"
+            ? "count(DISTINCT session_id)"
+            : "count(*)";
       return {
-        text: `SELECT date_trunc('day', created_at AT TIME ZONE 'UTC') AS day, browser, count(*) AS count
+        text: `SELECT date_trunc('day', created_at AT TIME ZONE 'UTC') AS day, ${CHART_BREAKDOWN},
+                      ${count} AS count
                  FROM events WHERE ${where} AND name = 'screen_view'
                 GROUP BY 1, 2 ORDER BY 1, 2`,
         values,
       };
+    }
     case "export":
       return {
         text: `SELECT * FROM events WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT 50`,

@@ -4,7 +4,7 @@ import { encodeEventCursor } from "../../src/lib/cursors";
 import { BENCH_PROJECT } from "./cases";
 import { type ApiClient, apiGetOk, fmtMs, measure, progress, summarize, type Timing } from "./measure";
 import type { BenchOptions } from "./options";
-import type { BenchResults, StreamRun } from "./report";
+import type { BenchResults, StreamRun } from "./results";
 
 /** The export measurements of the benchmark: NDJSON throughput and a cursor page deep in the order. */
 

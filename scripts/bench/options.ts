@@ -1,7 +1,14 @@
 /**
- * Command line of `npm run bench` (issue 5). Kept apart from the runner so the defaults and the
- * smoke profile are visible in one place.
+ * Command line of `npm run bench` (issues 5 and 15). Kept apart from the runner so the defaults and
+ * the smoke profile are visible in one place.
  */
+
+/**
+ * Parts of a run: `core` the endpoint × window × filter matrix of issue 5 with its baseline,
+ * `filtered` the filtered section of issue 15, `export` the NDJSON stream and the cursor depth.
+ */
+export const BENCH_SECTIONS = ["core", "filtered", "export"] as const;
+export type BenchSection = (typeof BENCH_SECTIONS)[number];
 
 export interface BenchOptions {
   events: number;
@@ -20,6 +27,11 @@ export interface BenchOptions {
   /** Reload the data set even when the marker says it is there. */
   reload: boolean;
   out: string;
+  sections: readonly BenchSection[];
+  /** Load (or check) and migrate the data set, then stop. */
+  loadOnly: boolean;
+  /** REPORT.json of an earlier run, for the growth columns. */
+  compare: string | undefined;
 }
 
 export const BENCH_USAGE = `usage: npm run bench -- [options]
@@ -32,8 +44,16 @@ export const BENCH_USAGE = `usage: npm run bench -- [options]
                             baseline is reported as a lower bound, and its longer windows are skipped
   --database <name>         database to use or create (default bench_<events>_<days>_<seed>)
   --reload                  load the data set again even when it is already there
-  --smoke                   small and quick (for CI): skips the 1M-event stream and the depth test
-  --out <file>              report file (default scripts/bench/REPORT.md)
+  --smoke                   small and quick (for CI): skips the 1M-event stream and the depth test, and
+                            measures the filtered section over 30 days on fewer endpoints
+  --sections <list>         parts to run, comma-separated: core (issue 5's endpoint matrix), filtered
+                            (issue 15's filters, values picked from the data), export (stream, cursor
+                            depth); default all three
+  --load-only               load (or check) and migrate the data set, then stop
+  --compare <file.json>     an earlier run's results (the .json beside its report): adds its p50 and the
+                            growth (this run / that run) per case and per target of issue 15
+  --out <file>              report file (default scripts/bench/REPORT.md); the results go beside it as
+                            JSON (REPORT.json)
 environment: BENCH_ADMIN_URL (default postgres://postgres@127.0.0.1:5432/postgres)`;
 
 export class BenchUsageError extends Error {}
@@ -56,6 +76,9 @@ export function parseBenchOptions(argv: readonly string[], env: NodeJS.ProcessEn
   const given: Partial<BenchOptions> = {};
   let smoke = false;
   let reload = false;
+  let loadOnly = false;
+  let sections: BenchSection[] | undefined;
+  let compare: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? "";
     const [flag = "", inline] = arg.startsWith("--") && arg.includes("=") ? arg.split(/=(.*)/s, 2) : [arg];
@@ -95,6 +118,15 @@ export function parseBenchOptions(argv: readonly string[], env: NodeJS.ProcessEn
       case "--reload":
         reload = true;
         break;
+      case "--load-only":
+        loadOnly = true;
+        break;
+      case "--compare":
+        compare = value();
+        break;
+      case "--sections":
+        sections = parseSections(value(), flag);
+        break;
       default:
         throw new BenchUsageError(`unknown argument ${arg}`);
     }
@@ -121,8 +153,28 @@ export function parseBenchOptions(argv: readonly string[], env: NodeJS.ProcessEn
     smoke,
     reload,
     out: given.out ?? "scripts/bench/REPORT.md",
+    sections: sections ?? BENCH_SECTIONS,
+    loadOnly,
+    compare,
   };
 }
+
+function parseSections(text: string, flag: string): BenchSection[] {
+  const names = text
+    .split(",")
+    .map((name) => name.trim())
+    .filter(Boolean);
+  const unknown = names.filter((name) => !(BENCH_SECTIONS as readonly string[]).includes(name));
+  if (names.length === 0 || unknown.length > 0) {
+    throw new BenchUsageError(`${flag} takes a comma-separated list of ${BENCH_SECTIONS.join(", ")}`);
+  }
+  // In the order of a run, whatever the order given.
+  return BENCH_SECTIONS.filter((section) => names.includes(section));
+}
+
+/** Where the results go as JSON: beside the report, `.json` instead of `.md`. */
+export const resultsJsonPath = (reportFile: string): string =>
+  reportFile.endsWith(".md") ? `${reportFile.slice(0, -3)}.json` : `${reportFile}.json`;
 
 /** The admin URL pointed at another database on the same server. */
 export function databaseUrl(adminUrl: string, database: string): string {

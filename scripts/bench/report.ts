@@ -1,174 +1,48 @@
 import {
+  CHART_BREAKDOWN,
+  CHART_SEGMENT_ENDPOINTS,
   ENDPOINTS,
-  type Endpoint,
   FILTER_KINDS,
-  FILTER_TITLES,
   type FilterKind,
   isSessionEndpoint,
   WINDOW_DAYS,
   type WindowDays,
 } from "./cases";
-import type { DataFacts, DataSetMarker, MachineFacts } from "./database";
-import { fmtMs, type TimingSummary } from "./measure";
+import { describeCase } from "./filters";
+import { fmtMs } from "./measure";
+import {
+  atWorst,
+  type CellRef,
+  cellRefs,
+  cellsTable,
+  errorsText,
+  extreme,
+  failedCells,
+  fmtFactor,
+  fmtInt,
+  judge,
+  mdCell,
+  metText,
+  ratio,
+  type Verdict,
+} from "./report-cells";
+import { issue15Sections } from "./report-issue15";
+import { type BenchResults, coreFilter, coreFilterId, type VisitorCheck } from "./results";
 
-/** Everything one benchmark run found; the report is rendered from it (also from a partial one). */
+/** The Markdown report of a run: machine and data, the targets of issues 5 and 15, every measurement. */
 
-export interface CellResult {
-  uncached?: TimingSummary;
-  cached?: TimingSummary & { misses: number };
-  baseline?: TimingSummary;
-  /** Set when every baseline run hit the statement timeout (or a shorter window already did). */
-  baselineTimeoutMs?: number;
-  /** `meta.approximate` of /metrics answers, when not empty. */
-  approximate?: string[];
-}
-
-export interface StreamRun {
-  events: number;
-  seconds: number;
-  firstByteMs: number;
-}
-
-export interface StreamResult extends StreamRun {
-  expected: number;
-  start: string | undefined;
-  /** Every run, in run order; the fields above are those of the median run (by time). */
-  runs: StreamRun[];
-}
-
-export interface DepthResult {
-  depth: number;
-  first: TimingSummary;
-  deep: TimingSummary;
-}
-
-export interface VisitorCheck {
-  days: WindowDays;
-  api: number;
-  exact: number;
-  approximate: boolean;
-}
-
-export interface BenchResults {
-  startedAt: Date;
-  finishedAt?: Date;
-  interrupted?: string;
-  options: {
-    events: number;
-    days: number;
-    seed: number;
-    runs: number;
-    budgetSeconds: number;
-    baselineTimeoutSeconds: number;
-    smoke: boolean;
-  };
-  database: string;
-  reused?: boolean;
-  marker?: DataSetMarker;
-  data?: DataFacts;
-  machine?: MachineFacts;
-  wrangler?: string;
-  /** A request that reaches the Worker but neither authentication nor the database. */
-  floor?: TimingSummary;
-  cells: Map<string, CellResult>;
-  stream?: StreamResult;
-  streamSkipped?: string;
-  depth?: DepthResult;
-  depthSkipped?: string;
-  visitors: VisitorCheck[];
-  notes: string[];
-}
-
-export const cellKey = (endpoint: Endpoint, days: WindowDays | undefined, filter: FilterKind): string =>
-  `${endpoint.id}|${days ?? "-"}|${filter}`;
-
-const fmtInt = (n: number): string => Math.round(n).toLocaleString("en-US");
-
-function errorsText(summary: TimingSummary | undefined): string {
-  if (!summary) return "";
-  const parts = Object.entries(summary.errors).map(([reason, count]) => `${count}× ${reason}`);
-  return parts.join("; ");
-}
-
-/** Baseline p50 / our uncached p50; a timed-out baseline gives a lower bound (timeout / ours). */
-function ratio(cell: CellResult | undefined): number | undefined {
-  const base = cell?.baseline?.p50 ?? cell?.baselineTimeoutMs;
-  const ours = cell?.uncached?.p50;
-  if (base === undefined || ours === undefined || ours <= 0) return undefined;
-  return base / ours;
-}
-
-const fmtFactor = (r: number): string =>
-  r >= 100 ? `${Math.round(r)}×` : r >= 10 ? `${r.toFixed(0)}×` : `${r.toFixed(1)}×`;
-
-function fmtRatio(r: number | undefined, cell?: CellResult): string {
-  if (r === undefined) return "–";
-  return cell?.baseline?.p50 === undefined && cell?.baselineTimeoutMs !== undefined
-    ? `≥ ${fmtFactor(r)}`
-    : fmtFactor(r);
-}
-
-const fmtBaseline = (cell: CellResult, value: number | undefined): string =>
-  value === undefined && cell.baselineTimeoutMs !== undefined
-    ? `> ${fmtMs(cell.baselineTimeoutMs)}`
-    : fmtMs(value);
-
-interface Verdict {
-  what: string;
-  target: string;
-  measured: string;
-  met: boolean | undefined;
-}
-
-interface Extreme {
-  value: number;
-  where: string;
-}
-
-/** The largest (or smallest) value over the cells, with the cell it came from. */
-function extreme(
-  pick: (cell: CellResult) => number | undefined,
-  endpoints: readonly Endpoint[],
+/** The core matrix's cells of these filter kinds (a kind without a picked filter has none). */
+function coreRefs(
+  results: BenchResults,
+  kinds: readonly FilterKind[],
+  endpoints: readonly Parameters<typeof cellRefs>[1][number][],
   windows: readonly (WindowDays | undefined)[],
-  filters: readonly FilterKind[],
-  results: BenchResults,
-  largest = true,
-): Extreme | undefined {
-  let best: Extreme | undefined;
-  for (const endpoint of endpoints) {
-    for (const days of windows) {
-      for (const filter of filters) {
-        const cell = results.cells.get(cellKey(endpoint, days, filter));
-        const value = cell ? pick(cell) : undefined;
-        if (value === undefined) continue;
-        if (!best || (largest ? value > best.value : value < best.value)) {
-          const window = days !== undefined ? ` ${days}d` : "";
-          const where = `${endpoint.label}${window}${filter !== "none" ? ` (${filter} filter)` : ""}`;
-          best = { value, where };
-        }
-      }
-    }
-  }
-  return best;
-}
-
-/** Cells of `endpoints` × windows × filters without any successful uncached run (no target met there). */
-function failedCells(
-  endpoints: readonly Endpoint[],
-  windows: readonly WindowDays[],
-  filters: readonly FilterKind[],
-  results: BenchResults,
-): string[] {
-  const failed: string[] = [];
-  for (const endpoint of endpoints) {
-    for (const days of windows) {
-      for (const filter of filters) {
-        const cell = results.cells.get(cellKey(endpoint, days, filter));
-        if (cell?.uncached && cell.uncached.n === 0) failed.push(`${endpoint.label} ${days}d`);
-      }
-    }
-  }
-  return failed;
+): CellRef[] {
+  const filters = kinds.flatMap((kind) => {
+    const id = coreFilterId(results, kind);
+    return id === undefined ? [] : [{ id, name: kind === "none" ? "" : ` (${kind} filter)` }];
+  });
+  return cellRefs(filters, endpoints, windows);
 }
 
 function verdicts(results: BenchResults): Verdict[] {
@@ -176,18 +50,18 @@ function verdicts(results: BenchResults): Verdict[] {
   const live = ENDPOINTS.filter((e) => e.kind === "live");
   const charts = ENDPOINTS.filter((e) => e.kind === "charts");
   const out: Verdict[] = [];
-  const at = (x: Extreme | undefined, fmt: (n: number) => string): string =>
-    x ? `${fmt(x.value)} (worst: ${x.where})` : "not measured";
-  const check = (
-    x: Extreme | undefined,
-    ok: (n: number) => boolean,
-    failed: string[] = [],
-  ): boolean | undefined => (failed.length > 0 ? false : x ? ok(x.value) : undefined);
+  const at = atWorst;
+  const check = judge;
+  const refs = (
+    endpoints: typeof session,
+    windows: readonly (WindowDays | undefined)[],
+    kinds: readonly FilterKind[],
+  ) => coreRefs(results, kinds, endpoints, windows);
 
-  const p50at30 = extreme((c) => c.uncached?.p50, session, [30], ["none"], results);
-  const p95at30 = extreme((c) => c.uncached?.p95, session, [30], ["none"], results);
-  const speedup = extreme((c) => ratio(c), session, [30], ["none"], results, false);
-  const failed30 = failedCells(session, [30], ["none"], results);
+  const p50at30 = extreme(results, refs(session, [30], ["none"]), (c) => c.uncached?.p50);
+  const p95at30 = extreme(results, refs(session, [30], ["none"]), (c) => c.uncached?.p95);
+  const speedup = extreme(results, refs(session, [30], ["none"]), (c) => ratio(c), false);
+  const failed30 = failedCells(results, refs(session, [30], ["none"]));
   out.push({
     what: "/metrics, /pages, every breakdown, uncached, 30 days: p50",
     target: "≤ 50 ms",
@@ -206,37 +80,37 @@ function verdicts(results: BenchResults): Verdict[] {
     measured: speedup ? `${fmtFactor(speedup.value)} (least: ${speedup.where})` : "not measured",
     met: check(speedup, (v) => v >= 100),
   });
-  const p50at90 = extreme((c) => c.uncached?.p50, session, [90], ["none"], results);
-  const failed90 = failedCells(session, [90], ["none"], results);
+  const p50at90 = extreme(results, refs(session, [90], ["none"]), (c) => c.uncached?.p50);
+  const failed90 = failedCells(results, refs(session, [90], ["none"]));
   out.push({
     what: "the same, 90 days: p50",
     target: "≤ 80 ms",
     measured: at(p50at90, fmtMs),
     met: check(p50at90, (v) => v <= 80, failed90),
   });
-  const cached = extreme((c) => c.cached?.p50, session, WINDOW_DAYS, FILTER_KINDS, results);
+  const cached = extreme(results, refs(session, WINDOW_DAYS, FILTER_KINDS), (c) => c.cached?.p50);
   out.push({
     what: "any of them, cached (every window and filter): p50",
     target: "≤ 10 ms",
     measured: at(cached, fmtMs),
     met: check(cached, (v) => v <= 10),
   });
-  const liveP50 = extreme((c) => c.uncached?.p50, live, [undefined], ["none"], results);
+  const liveP50 = extreme(results, refs(live, [undefined], ["none"]), (c) => c.uncached?.p50);
   out.push({
     what: "/live, uncached: p50",
     target: "≤ 20 ms",
     measured: at(liveP50, fmtMs),
     met: check(liveP50, (v) => v <= 20),
   });
-  const chartsP50 = extreme((c) => c.uncached?.p50, charts, [30], ["none"], results);
+  const chartsP50 = extreme(results, refs(charts, [30], ["none"]), (c) => c.uncached?.p50);
   out.push({
     what: "/export/charts, 30 days by day, one breakdown, uncached: p50",
     target: "≤ 150 ms",
     measured: at(chartsP50, fmtMs),
-    met: check(chartsP50, (v) => v <= 150, failedCells(charts, [30], ["none"], results)),
+    met: check(chartsP50, (v) => v <= 150, failedCells(results, refs(charts, [30], ["none"]))),
   });
-  const uncovered = extreme((c) => c.uncached?.p95, session, [30], ["event"], results);
-  const failedUncovered = failedCells(session, [30], ["event"], results);
+  const uncovered = extreme(results, refs(session, [30], ["event"]), (c) => c.uncached?.p95);
+  const failedUncovered = failedCells(results, refs(session, [30], ["event"]));
   out.push({
     what: "uncovered filter (event field), 30 days, uncached: p95",
     target: "≤ 3 s",
@@ -298,63 +172,58 @@ function verdicts(results: BenchResults): Verdict[] {
   return out;
 }
 
-const metText = (met: boolean | undefined): string => (met === undefined ? "–" : met ? "met" : "**missed**");
+const CORE_TITLES: Record<FilterKind, string> = {
+  none: "no filter",
+  session: "session-attribute filter",
+  event: "event-field filter (uncovered in issue 5)",
+};
 
-function cellsTable(results: BenchResults, filter: FilterKind): string[] {
-  const lines = [
-    `### ${FILTER_TITLES[filter]}`,
-    "",
-    "| endpoint | window | uncached p50 | uncached p95 | cached p50 | cached p95 | baseline p50 | " +
-      "baseline p95 | speed-up | runs (ours / cached / baseline) | notes |",
-    "|---|---|--:|--:|--:|--:|--:|--:|--:|---|---|",
-  ];
-  let any = false;
-  for (const endpoint of ENDPOINTS) {
-    const windows: readonly (WindowDays | undefined)[] = endpoint.windowed ? WINDOW_DAYS : [undefined];
-    if (!endpoint.windowed && filter !== "none") continue;
-    for (const days of windows) {
-      const cell = results.cells.get(cellKey(endpoint, days, filter));
-      if (!cell) continue;
-      any = true;
-      const notes: string[] = [];
-      const uncachedErrors = errorsText(cell.uncached);
-      if (uncachedErrors) notes.push(`ours: ${uncachedErrors}`);
-      const cachedErrors = errorsText(cell.cached);
-      if (cachedErrors) notes.push(`cached: ${cachedErrors}`);
-      if (cell.cached && cell.cached.misses > 0) notes.push(`${cell.cached.misses} cache misses`);
-      const baselineErrors = errorsText(cell.baseline);
-      if (baselineErrors) notes.push(`baseline: ${baselineErrors}`);
-      if (cell.approximate?.length) notes.push(`approximate: ${cell.approximate.join(", ")}`);
-      const runs = [cell.uncached?.n, endpoint.cached ? cell.cached?.n : undefined, cell.baseline?.n]
-        .map((n) => (n === undefined ? "–" : String(n)))
-        .join(" / ");
-      lines.push(
-        `| ${endpoint.label} | ${days === undefined ? "last 5 min" : `${days}d`} | ` +
-          `${fmtMs(cell.uncached?.p50)} | ` +
-          `${fmtMs(cell.uncached?.p95)} | ${endpoint.cached ? fmtMs(cell.cached?.p50) : "n/a"} | ` +
-          `${endpoint.cached ? fmtMs(cell.cached?.p95) : "n/a"} | ` +
-          `${fmtBaseline(cell, cell.baseline?.p50)} | ` +
-          `${fmtBaseline(cell, cell.baseline?.p95)} | ${fmtRatio(ratio(cell), cell)} | ${runs} | ` +
-          `${notes.join("; ")} |`,
-      );
+/** The core matrix's tables, then one per filter case of the filtered section not shown there. */
+function everyMeasurement(results: BenchResults): string[] {
+  const lines: string[] = [];
+  const all = [...ENDPOINTS, ...CHART_SEGMENT_ENDPOINTS];
+  const shown = new Set<string>();
+  if (results.options.sections.includes("core")) {
+    for (const kind of FILTER_KINDS) {
+      const filter = kind === "none" ? undefined : coreFilter(results, kind);
+      const id = coreFilterId(results, kind);
+      if (id === undefined) {
+        lines.push(
+          `### ${CORE_TITLES[kind]}`,
+          "",
+          "Not measured: no value was picked (see the filtered section).",
+          "",
+        );
+        continue;
+      }
+      shown.add(id);
+      const title = filter
+        ? `${CORE_TITLES[kind]}: ${mdCell(describeCase(filter))} (\`${id}\`)`
+        : CORE_TITLES[kind];
+      lines.push(...cellsTable(results, title, id, ENDPOINTS, WINDOW_DAYS));
     }
   }
-  if (!any) lines.push("| (not measured) | | | | | | | | | | |");
-  lines.push("");
+  for (const filter of results.picks?.cases ?? []) {
+    if (shown.has(filter.id)) continue;
+    const chart =
+      filter.kind === "chart" ? `, /export/charts of screen_view by ${CHART_BREAKDOWN} and day` : "";
+    const title = `filtered: ${mdCell(describeCase(filter))}${chart} (\`${filter.id}\`)`;
+    lines.push(...cellsTable(results, title, filter.id, all, WINDOW_DAYS));
+  }
   return lines;
 }
 
 export function renderReport(results: BenchResults): string {
   const o = results.options;
   const lines: string[] = [];
-  lines.push("# Benchmark report (`npm run bench`, issue 5)");
+  lines.push("# Benchmark report (`npm run bench`, issues 5 and 15)");
   lines.push("");
   if (results.interrupted)
     lines.push(`> **Partial report**: the run was interrupted (${results.interrupted}).`, "");
   lines.push(
     `Run ${results.startedAt.toISOString()}` +
       `${results.finishedAt ? ` – ${results.finishedAt.toISOString()}` : ""}` +
-      `${o.smoke ? " (smoke profile)" : ""}.`,
+      `${o.smoke ? " (smoke profile)" : ""}; sections: ${o.sections.join(", ")}.`,
   );
   lines.push("");
   lines.push("## Machine and data set");
@@ -410,18 +279,23 @@ export function renderReport(results: BenchResults): string {
   lines.push("");
   lines.push("## Targets of issue 5");
   lines.push("");
-  lines.push("| What | Target | Measured | Met |");
-  lines.push("|---|---|---|---|");
-  for (const v of verdicts(results))
-    lines.push(`| ${v.what} | ${v.target} | ${v.measured} | ${metText(v.met)} |`);
+  if (o.sections.includes("core") || o.sections.includes("export")) {
+    lines.push("| What | Target | Measured | Met |");
+    lines.push("|---|---|---|---|");
+    for (const v of verdicts(results))
+      lines.push(`| ${v.what} | ${v.target} | ${v.measured} | ${metText(v.met)} |`);
+  } else {
+    lines.push("Not run (`--sections` without `core` and `export`).");
+  }
   lines.push("");
-  if (o.events < 10_000_000 || o.smoke) {
+  if ((o.events < 10_000_000 || o.smoke) && (o.sections.includes("core") || o.sections.includes("export"))) {
     lines.push(
       `The targets are stated for 10 million events; this run used ${fmtInt(o.events)}, so its verdicts ` +
         "are indicative only.",
     );
     lines.push("");
   }
+  lines.push(...issue15Sections(results));
   lines.push("## Export");
   lines.push("");
   if (results.stream) {
@@ -470,7 +344,7 @@ export function renderReport(results: BenchResults): string {
   }
   lines.push("## Every measurement");
   lines.push("");
-  for (const filter of FILTER_KINDS) lines.push(...cellsTable(results, filter));
+  lines.push(...everyMeasurement(results));
   if (results.notes.length > 0) {
     lines.push("## Notes");
     lines.push("");

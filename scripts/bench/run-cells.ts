@@ -1,0 +1,149 @@
+import type pg from "pg";
+import {
+  apiRequest,
+  type BenchWindow,
+  baselineQuery,
+  benchWindow,
+  caseId,
+  type Endpoint,
+  type WindowDays,
+} from "./cases";
+import type { BenchFilter } from "./filters";
+import {
+  type ApiClient,
+  apiGetOk,
+  fmtMs,
+  measure,
+  progress,
+  RunFailure,
+  summarize,
+  type Timing,
+} from "./measure";
+import type { BenchOptions } from "./options";
+import type { BenchResults, CellResult } from "./results";
+
+/** Measuring one cell, ours or the baseline's: shared by the core matrix and the filtered section. */
+
+export function cellOf(
+  results: BenchResults,
+  filterId: string,
+  endpoint: Endpoint,
+  days: WindowDays | undefined,
+): CellResult {
+  const key = caseId(filterId, endpoint, days);
+  let cell = results.cells.get(key);
+  if (!cell) {
+    cell = {};
+    results.cells.set(key, cell);
+  }
+  return cell;
+}
+
+export interface MetricsBody {
+  metrics?: { unique_visitors?: number; total_sessions?: number };
+  meta?: { approximate?: string[] };
+}
+
+/** Our side of one cell: uncached runs, then (where cached) one warming request and cache hits. */
+export async function measureApiCell(
+  client: ApiClient,
+  options: BenchOptions,
+  endpoint: Endpoint,
+  window: BenchWindow | undefined,
+  filters: readonly BenchFilter[] | undefined,
+  cell: CellResult,
+  where: string,
+): Promise<MetricsBody | undefined> {
+  const request = apiRequest(endpoint, window, filters);
+  const budget = options.budgetSeconds * 1000;
+  let lastBody: string | undefined;
+  const uncached = await measure(options.runs, budget, async () => {
+    lastBody = (await apiGetOk(client, request, true)).body;
+  });
+  cell.uncached = summarize(uncached);
+  let metrics: MetricsBody | undefined;
+  if (endpoint.kind === "metrics" && lastBody !== undefined) {
+    metrics = JSON.parse(lastBody) as MetricsBody;
+    const approximate = metrics.meta?.approximate ?? [];
+    if (approximate.length > 0) cell.approximate = approximate;
+    const sessions = metrics.metrics?.total_sessions;
+    if (typeof sessions === "number") cell.sessions = sessions;
+  }
+  if (endpoint.cached && uncached.samples.length > 0) {
+    await apiGetOk(client, request, false).catch(() => undefined);
+    let misses = 0;
+    const cached: Timing = await measure(options.runs, budget, async () => {
+      const answer = await apiGetOk(client, request, false);
+      if (!/\bhit\b/.test(answer.headers.get("cache-status") ?? "")) misses++;
+    });
+    cell.cached = { ...summarize(cached), misses };
+  }
+  const cachedText = cell.cached ? `, cached ${fmtMs(cell.cached.p50)}` : "";
+  const failed =
+    Object.keys(uncached.errors).length > 0 ? ` (errors: ${Object.keys(uncached.errors).join(", ")})` : "";
+  progress(`  ${where}: uncached ${fmtMs(cell.uncached.p50)}${cachedText}${failed}`);
+  return metrics;
+}
+
+/**
+ * The plain-SQL baselines of a section, on one connection with a statement timeout. An endpoint ×
+ * filter whose baseline timed out at a shorter window is not run at longer ones (they would too).
+ */
+export class BaselineRunner {
+  private readonly timedOut = new Map<string, WindowDays>();
+  private readonly timeoutMs: number;
+
+  constructor(
+    private readonly db: pg.Client,
+    private readonly options: BenchOptions,
+    private readonly dataEnd: Date,
+  ) {
+    this.timeoutMs = options.baselineTimeoutSeconds * 1000;
+  }
+
+  async begin(): Promise<void> {
+    await this.db.query(`SET statement_timeout = ${Math.round(this.timeoutMs)}`);
+  }
+
+  async end(): Promise<void> {
+    await this.db.query("RESET statement_timeout");
+  }
+
+  async run(
+    cell: CellResult,
+    endpoint: Endpoint,
+    window: BenchWindow | undefined,
+    filterId: string,
+    filters: readonly BenchFilter[] | undefined,
+  ): Promise<void> {
+    const timeoutReason = `timeout ${fmtMs(this.timeoutMs)}`;
+    const shorter = this.timedOut.get(`${endpoint.id}|${filterId}`);
+    if (shorter !== undefined) {
+      cell.baseline = {
+        n: 0,
+        p50: undefined,
+        p95: undefined,
+        errors: { [`not run (timed out at ${shorter}d)`]: 1 },
+      };
+      cell.baselineTimeoutMs = this.timeoutMs;
+      return;
+    }
+    const query = baselineQuery(endpoint, window ?? benchWindow(1, this.dataEnd), filters);
+    const timing = await measure(this.options.runs, this.options.budgetSeconds * 1000, async () => {
+      try {
+        await this.db.query(query.text, query.values);
+      } catch (error) {
+        const code = (error as { code?: string }).code;
+        throw new RunFailure(code === "57014" ? timeoutReason : String(error));
+      }
+    });
+    cell.baseline = summarize(timing);
+    if (timing.samples.length === 0 && timing.errors[timeoutReason] !== undefined) {
+      cell.baselineTimeoutMs = this.timeoutMs;
+      if (window) this.timedOut.set(`${endpoint.id}|${filterId}`, window.days);
+    }
+    progress(
+      `  baseline ${endpoint.label} ${window ? `${window.days}d` : ""} ${filterId}: ${fmtMs(cell.baseline.p50)}`,
+    );
+  }
+}
