@@ -144,9 +144,10 @@ function condition(filter: Filter, { expression, numeric }: Operand): SQL {
 /**
  * One filter over a dimension's value as the rollups store it (`name`: empty strings and NULL both
  * NULL, "not set"). It matches what the filter matches on the sessions, except where a session's
- * value is "" rather than NULL; `rollupCoversFilter` keeps those filters off the rollups.
+ * value is "" rather than NULL; `dimensionFilter` (insights/model.ts) keeps those filters off the rollups. Pass
+ * the column itself where there is one: `is` then stays an index condition (`name in (…)`).
  */
-export function dimensionValueCondition(filter: Filter, value: SQL): SQL {
+export function dimensionValueCondition(filter: Filter, value: SQL | PgColumn): SQL {
   return condition(filter, { expression: value, numeric: false });
 }
 

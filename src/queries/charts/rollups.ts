@@ -174,7 +174,7 @@ export async function rolledUpBucketValues(db: Database, query: ChartSeriesQuery
       and(
         seriesRange(query, eventRollups.hour, eventRollups.projectId, eventRollups.name),
         eq(eventRollups.dimension, dimension),
-        filter ? dimensionValueCondition(filter.filter, sql`${rowValue}`) : undefined,
+        filter ? dimensionValueCondition(filter.filter, rowValue) : undefined,
       ),
     );
   // Each new event is a unit of one. The watermark is a literal, not a subquery: the planner then

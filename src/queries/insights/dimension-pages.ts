@@ -11,7 +11,7 @@ import {
   type SessionScope,
   toPageRow,
 } from "./model";
-import { daysWithExactParts } from "./window-rows";
+import { daysWithExactParts, projectDaysBuilt } from "./window-rows";
 
 /**
  * Top pages under a filter on one dimension: the whole project days of the window from the page
@@ -29,14 +29,15 @@ export async function dimensionTopPages(
   const sp = sessionPages;
   const rows = daysWithExactParts(
     scope,
-    (whole, built) => sql`
+    await projectDaysBuilt(db, scope),
+    (whole) => sql`
       select ${r.title} as title, ${r.origin} as origin, ${r.path} as path, ${r.sessions} as sessions,
         ${r.pageviews} as pageviews, ${r.bounces} as bounces, ${r.durationMs} as duration_ms, ${r.timedViews} as timed_views
       from ${r}
       where ${r.projectId} = ${scope.projectId} and ${r.dimension} = ${dimension}
-        and ${r.day} >= ${new Date(whole.start)} and ${r.day} < ${new Date(whole.end)} and ${built}
-        and ${dimensionValueCondition(filter, sql`${r.name}`)}`,
-    (window, unless) => {
+        and ${r.day} >= ${new Date(whole.start)} and ${r.day} < ${new Date(whole.end)}
+        and ${dimensionValueCondition(filter, r.name)}`,
+    (window) => {
       const start = new Date(window.start);
       const end = new Date(window.end);
       return sql`
@@ -52,7 +53,6 @@ export async function dimensionTopPages(
             window: { start, end },
             of: { projectId: sp.projectId, sessionId: sp.sessionId },
           }),
-          unless,
         )}`;
     },
   );

@@ -1,4 +1,4 @@
-import { and, sql } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { sessionPairRollups, sessions } from "../../db/schema";
 import { BREAKDOWN_DIMENSIONS, type BreakdownDimension, DIMENSION_PREFIXES } from "../../lib/dimensions";
@@ -14,7 +14,7 @@ import {
   toBreakdownRow,
 } from "./model";
 import { sessionsInScope } from "./session-scope";
-import { daysWithExactParts } from "./window-rows";
+import { daysWithExactParts, projectDaysBuilt } from "./window-rows";
 
 /**
  * A breakdown under a filter on another dimension: the whole project days of the window from the
@@ -40,20 +40,21 @@ export async function pairBreakdown(
   const prefixedBy = DIMENSION_PREFIXES[dimension];
   const rows = daysWithExactParts(
     scope,
-    (whole, built) => sql`
+    await projectDaysBuilt(db, scope),
+    (whole) => sql`
       select ${name} as name, ${prefix} as prefix, ${p.sessions} as sessions, ${p.bounces} as bounces,
         ${p.screenViews} as screen_views, ${p.durationMs} as duration_ms, ${p.timedSessions} as timed_sessions
       from ${p}
       where ${p.projectId} = ${scope.projectId} and ${p.dimension} = ${first} and ${p.byDimension} = ${second}
-        and ${p.day} >= ${new Date(whole.start)} and ${p.day} < ${new Date(whole.end)} and ${built}
-        and ${dimensionValueCondition(filter, sql`${filtered}`)}`,
-    (window, unless) => sql`
+        and ${p.day} >= ${new Date(whole.start)} and ${p.day} < ${new Date(whole.end)}
+        and ${dimensionValueCondition(filter, filtered)}`,
+    (window) => sql`
       select nullif(${sessionColumn(dimension)}, '') as name,
         ${prefixedBy ? sql`nullif(${sessionColumn(prefixedBy)}, '')` : sql`null::text`} as prefix,
         1 as sessions, ${sessions.isBounce}::int as bounces, ${sessions.screenViewCount} as screen_views,
         greatest(${sessions.durationMs}, 0) as duration_ms, (${sessions.durationMs} > 0)::int as timed_sessions
       from ${sessions}
-      where ${and(sessionsInScope({ ...scope, window }), unless)}`,
+      where ${sessionsInScope({ ...scope, window })}`,
   );
   const sessionCount = sql`sum(sessions)`;
   const result = await db.execute<BreakdownRowSource>(sql`

@@ -6,7 +6,7 @@ import { timestampArray, toNumber } from "../sql-helpers";
 import { type DimensionFilter, dimensionFilter, type Numeric, type SessionScope } from "./model";
 import { sessionsByBucket } from "./session-scope";
 import { estimateVisitors } from "./visitor-sketch";
-import { daysBuilt, wholeProjectDays, windowRows } from "./window-rows";
+import { projectDaysBuilt, wholeProjectDays, windowRows } from "./window-rows";
 
 /**
  * Unique visitors on the rollup path: counted exactly from the sessions where that is cheap, else
@@ -111,7 +111,7 @@ function dimensionSketches(
         where ${and(
           eq(s.projectId, scope.projectId),
           eq(s.dimension, dimension),
-          dimensionValueCondition(filter, sql`${s.name}`),
+          dimensionValueCondition(filter, s.name),
           gte(s.day, new Date(scope.window.start)),
           lt(s.day, new Date(scope.window.end)),
         )}
@@ -140,8 +140,7 @@ async function windowSessions(db: Database, scope: SessionScope, buckets: number
 async function wholeBuiltDays(db: Database, scope: SessionScope, buckets: number[]): Promise<boolean> {
   const whole = wholeProjectDays(scope, buckets);
   if (whole.start !== scope.window.start || whole.end !== scope.window.end) return false;
-  const result = await db.execute<{ built: boolean }>(sql`select ${daysBuilt(scope)} as built`);
-  return result.rows[0]?.built === true;
+  return projectDaysBuilt(db, scope);
 }
 
 /**
