@@ -242,6 +242,38 @@ function growthTable(results: BenchResults, cases: readonly FilterCase[]): strin
   return lines;
 }
 
+/**
+ * Which path of the API answers each case, as the code stands (src/queries/insights/model.ts and
+ * charts/rollups.ts choose): a missed target is explained by the path its worst case takes.
+ * Restate it when a step of issue 15 moves a case onto pre-aggregated rows.
+ */
+const ANSWERED_BY: Record<FilterCaseKind, string> = {
+  one:
+    "pre-aggregated: /metrics from the session rollups of the filter's values and the visitor sketches per " +
+    "day and value; other breakdowns from the pair rollups; /pages from the page rollups per value",
+  isNot: "pre-aggregated, like one filter (the values it keeps are resolved against the rollup rows)",
+  text: "pre-aggregated, like one filter (a text operator is applied to the dimension's values in the rollup rows)",
+  two: "the exact path: the window's sessions (BRIN range on their start), every filter tested on each",
+  three: "the exact path, as for two filters",
+  path: "the exact path: the window's sessions with a session page of that path",
+  name: "the exact path: the window's sessions with an event of that name (read from events)",
+  chart:
+    "the exact path over the window's events: a filter with a breakdown of another column is not rolled up, " +
+    "nor are the user and session segments (distinct counts)",
+};
+
+function answeredBy(): string[] {
+  return [
+    "How each case is answered (a target is missed where its worst case takes the exact path, whose cost " +
+      "grows with the window's traffic; a p95 over 5 runs is their slowest run):",
+    "",
+    "| case | answered by |",
+    "|---|---|",
+    ...Object.entries(ANSWERED_BY).map(([kind, path]) => `| \`${kind}\` | ${path} |`),
+    "",
+  ];
+}
+
 /** The "Filtered dashboards (issue 15)" part of the report. */
 export function issue15Sections(results: BenchResults): string[] {
   const lines = ["## Filtered dashboards (issue 15)", ""];
@@ -273,6 +305,7 @@ export function issue15Sections(results: BenchResults): string[] {
   } else if (o.events < 10_000_000) {
     lines.push(`The targets are stated for 10 million events; this run used ${fmtInt(o.events)}.`, "");
   }
+  lines.push(...answeredBy());
   lines.push(...growthTable(results, results.picks?.cases ?? []));
   return lines;
 }
