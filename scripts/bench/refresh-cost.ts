@@ -13,9 +13,10 @@
  */
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import pg from "pg";
+import type pg from "pg";
 import { DemoDataGenerator, EVENT_COLUMNS } from "../seed/generator";
 import { copyChunks, DEFAULT_PROJECT_SHARES } from "../seed/loader";
+import { withClient } from "./database";
 import { databaseUrl } from "./options";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
@@ -55,16 +56,6 @@ function parseOptions(argv: readonly string[]): RefreshCostOptions {
     throw new Error("--rate must be positive and --minutes a positive integer");
   }
   return options;
-}
-
-async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
 }
 
 /** Milliseconds per PL/pgSQL function since the statistics were last read (self and total). */
