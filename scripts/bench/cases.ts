@@ -1,10 +1,16 @@
 import { BREAKDOWN_DIMENSIONS, type BreakdownDimension } from "../../src/lib/dimensions";
-import type { BenchFilter } from "./filters";
 
 /**
  * What the benchmark measures: every endpoint × window × filter, as an API request and as the
  * plain SQL a user would write over the raw events table without this service.
  */
+
+/** One filter as the API takes it (an element of the `filters` parameter). */
+export interface BenchFilter {
+  name: BreakdownDimension | "path" | "name";
+  operator: "is" | "isNot" | "contains";
+  value: string[];
+}
 
 export const BENCH_PROJECT = "demo";
 /** The windows of issue 5, in days, each ending with the data set's last complete UTC day. */

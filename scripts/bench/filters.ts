@@ -1,6 +1,6 @@
 import type pg from "pg";
 import type { BreakdownDimension } from "../../src/lib/dimensions";
-import { BENCH_PROJECT, type BenchWindow, CHART_BREAKDOWN } from "./cases";
+import { BENCH_PROJECT, type BenchFilter, type BenchWindow, CHART_BREAKDOWN } from "./cases";
 
 /**
  * The filters the benchmark measures, picked from the data (issue 15): hard-coded values would
@@ -12,12 +12,6 @@ import { BENCH_PROJECT, type BenchWindow, CHART_BREAKDOWN } from "./cases";
  */
 
 /** A filter as the API takes it (contract section 3). */
-export interface BenchFilter {
-  name: BreakdownDimension | "path" | "name";
-  operator: "is" | "isNot" | "contains";
-  value: string[];
-}
-
 export type FilterCaseKind = "one" | "isNot" | "text" | "two" | "three" | "path" | "name" | "chart";
 
 export interface FilterCase {

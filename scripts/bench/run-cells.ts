@@ -1,4 +1,5 @@
 import type pg from "pg";
+import type { BenchFilter } from "./cases";
 import {
   apiRequest,
   type BenchWindow,
@@ -8,7 +9,6 @@ import {
   type Endpoint,
   type WindowDays,
 } from "./cases";
-import type { BenchFilter } from "./filters";
 import {
   type ApiClient,
   apiGetOk,
