@@ -208,37 +208,50 @@ export function sessionConditions(filters: Filter[], options: SessionFilterOptio
       eq(keys.sessionId, session.sessionId),
       ...matches,
     )})`;
+  const onSession = (filter: Filter) => filter.field.kind === "column" && filter.field.scope === "session";
+  const sessionColumnTest = (filter: Filter, table?: typeof filterSessions) =>
+    filter.field.kind === "column" && filter.field.scope === "session"
+      ? condition(filter, { expression: sessionColumn(filter.field.column, table), numeric: false })
+      : undefined;
+  const sessionFilters = filters.filter(onSession);
+  // Every session-attribute filter tests the same row: one lookup of it for all of them, rather
+  // than one per filter (three filters on /pages read the window's sessions once, not three times).
+  const sessionRow = onSessionRow
+    ? sessionFilters.map((filter) => sessionColumnTest(filter))
+    : sessionFilters.length > 0
+      ? [
+          someRowOf(
+            sessions,
+            FILTER_SESSION,
+            { projectId: filterSessions.projectId, sessionId: filterSessions.id },
+            ...startedInWindow(filterSessions.startedAt),
+            ...sessionFilters.map((filter) => sessionColumnTest(filter, filterSessions)),
+          ),
+        ]
+      : [];
   return and(
-    ...filters.map((filter) => {
-      const { field } = filter;
-      if (field.kind === "column" && field.scope === "session") {
-        if (onSessionRow)
-          return condition(filter, { expression: sessionColumn(field.column), numeric: false });
+    ...sessionRow,
+    ...filters
+      .filter((filter) => !onSession(filter))
+      .map((filter) => {
+        const { field } = filter;
+        if (field.kind === "column" && isPageField(field.column)) {
+          return someRowOf(
+            sessionPages,
+            FILTER_PAGE,
+            filterPages,
+            ...startedInWindow(filterPages.startedAt),
+            condition(filter, { expression: filterPages[PAGE_KEYS[field.column]], numeric: false }),
+          );
+        }
         return someRowOf(
-          sessions,
-          FILTER_SESSION,
-          { projectId: filterSessions.projectId, sessionId: filterSessions.id },
-          ...startedInWindow(filterSessions.startedAt),
-          condition(filter, { expression: sessionColumn(field.column, filterSessions), numeric: false }),
+          events,
+          FILTER_EVENT,
+          filterEvents,
+          window ? gte(filterEvents.createdAt, window.start) : undefined,
+          condition(filter, eventOperand(field, filterEvents)),
         );
-      }
-      if (field.kind === "column" && isPageField(field.column)) {
-        return someRowOf(
-          sessionPages,
-          FILTER_PAGE,
-          filterPages,
-          ...startedInWindow(filterPages.startedAt),
-          condition(filter, { expression: filterPages[PAGE_KEYS[field.column]], numeric: false }),
-        );
-      }
-      return someRowOf(
-        events,
-        FILTER_EVENT,
-        filterEvents,
-        window ? gte(filterEvents.createdAt, window.start) : undefined,
-        condition(filter, eventOperand(field, filterEvents)),
-      );
-    }),
+      }),
   );
 }
 

@@ -1,7 +1,7 @@
 import { and, eq, type SQL } from "drizzle-orm";
 import { PgDialect } from "drizzle-orm/pg-core";
 import { afterAll, describe, expect, it } from "vitest";
-import { events, sessions } from "../../src/db/schema";
+import { events, sessionPages, sessions } from "../../src/db/schema";
 import { ApiError } from "../../src/lib/errors";
 import { assertValidRegexes, eventConditions, sessionConditions } from "../../src/queries/filter-conditions";
 import { type EventInput, insertEvents, uniqueId } from "../support/factories";
@@ -481,6 +481,27 @@ describe("filter semantics, spelled out", () => {
     ]);
     expect(await sessionIds(projectId, sessionConditions(split))).toEqual(["s1"]);
     expect(await eventLabels(projectId, labels, eventConditions(split))).toEqual([]);
+  });
+
+  it("names the same sessions from their pages as from their rows, several session attributes at once", async () => {
+    const { projectId } = await seed();
+    const filters = parse([
+      { name: "referrer_name", operator: "isNotNull" },
+      { name: "country", operator: "isNot", value: ["XX"] },
+      { name: "path", operator: "startsWith", value: ["/"] },
+    ]);
+    const fromRows = await sessionIds(projectId, sessionConditions(filters));
+    // Read from session_pages, the session attributes are one lookup of the session's row.
+    const condition = sessionConditions(filters, {
+      of: { projectId: sessionPages.projectId, sessionId: sessionPages.sessionId },
+    });
+    expect(new PgDialect().sqlToQuery(condition as SQL).sql.match(/from "sessions"/g)).toHaveLength(1);
+    const rows = await database.db
+      .selectDistinct({ id: sessionPages.sessionId })
+      .from(sessionPages)
+      .where(and(eq(sessionPages.projectId, projectId), condition));
+    expect(rows.map((r) => r.id).sort(byLabel)).toEqual(fromRows);
+    expect(fromRows.length).toBeGreaterThan(0);
   });
 
   it("on sessions, uses the first event's attributes, not later events'", async () => {
