@@ -2,15 +2,8 @@ import { and, eq, gt, gte, lt, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { pageDimensionRollups, sessionPages } from "../../db/schema";
 import { dimensionValueCondition, sessionConditions } from "../filter-conditions";
-import { rankOrder, ratio } from "../sql-helpers";
-import {
-  type DimensionFilter,
-  type Page,
-  type PageRow,
-  type PageRowSource,
-  type SessionScope,
-  toPageRow,
-} from "./model";
+import type { DimensionFilter, Page, PageRow, SessionScope } from "./model";
+import { rankedPages } from "./ranked-rows";
 import { daysWithExactParts, projectDaysBuilt } from "./window-rows";
 
 /**
@@ -56,14 +49,5 @@ export async function dimensionTopPages(
         )}`;
     },
   );
-  const sessionCount = sql`sum(sessions)`;
-  const result = await db.execute<PageRowSource>(sql`
-    select max(title) as title, origin, path, ${sessionCount} as sessions, sum(pageviews) as pageviews,
-      ${ratio(sql`sum(bounces)`, sessionCount, 100)} as bounce_rate,
-      ${ratio(sql`sum(duration_ms)`, sql`sum(timed_views)`, 0.001)} as avg_duration
-    from (${rows}) as rows
-    group by origin, path
-    order by ${sql.join(rankOrder(sessionCount, sql`path`, sql`origin`), sql`, `)}
-    limit ${page.limit + 1} offset ${page.offset}`);
-  return result.rows.map(toPageRow);
+  return rankedPages(db, sql`(${rows}) as rows`, page);
 }

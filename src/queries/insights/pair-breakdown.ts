@@ -4,15 +4,8 @@ import { sessionPairRollups, sessions } from "../../db/schema";
 import { BREAKDOWN_DIMENSIONS, type BreakdownDimension, DIMENSION_PREFIXES } from "../../lib/dimensions";
 import { sessionColumn } from "../columns";
 import { dimensionValueCondition } from "../filter-conditions";
-import { rankOrder, ratio } from "../sql-helpers";
-import {
-  type BreakdownRow,
-  type BreakdownRowSource,
-  type DimensionFilter,
-  type Page,
-  type SessionScope,
-  toBreakdownRow,
-} from "./model";
+import type { BreakdownRow, DimensionFilter, Page, SessionScope } from "./model";
+import { rankedBreakdown } from "./ranked-rows";
 import { sessionsInScope } from "./session-scope";
 import { daysWithExactParts, projectDaysBuilt } from "./window-rows";
 
@@ -56,14 +49,5 @@ export async function pairBreakdown(
       from ${sessions}
       where ${sessionsInScope({ ...scope, window })}`,
   );
-  const sessionCount = sql`sum(sessions)`;
-  const result = await db.execute<BreakdownRowSource>(sql`
-    select name, prefix, ${sessionCount} as sessions, sum(screen_views) as pageviews,
-      ${ratio(sql`sum(bounces)`, sessionCount, 100)} as bounce_rate,
-      ${ratio(sql`sum(duration_ms)`, sql`sum(timed_sessions)`, 0.001)} as avg_session_duration
-    from (${rows}) as rows
-    group by name, prefix
-    order by ${sql.join(rankOrder(sessionCount, sql`name`, sql`prefix`), sql`, `)}
-    limit ${page.limit + 1} offset ${page.offset}`);
-  return result.rows.map((row) => toBreakdownRow(row, withPrefix));
+  return rankedBreakdown(db, sql`(${rows}) as rows`, withPrefix, page);
 }

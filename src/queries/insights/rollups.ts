@@ -2,22 +2,19 @@ import { type SQL, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import type { BreakdownDimension } from "../../lib/dimensions";
 import { dimensionValueCondition } from "../filter-conditions";
-import { rankOrder, ratio, timestampArray } from "../sql-helpers";
+import { ratio, timestampArray } from "../sql-helpers";
 import {
   type BreakdownRow,
-  type BreakdownRowSource,
   dimensionFilter,
   type MetricsAnswer,
   type Numeric,
   type Page,
   type PageRow,
-  type PageRowSource,
   type SessionScope,
   spreadOverBuckets,
-  toBreakdownRow,
   toBucketMetrics,
-  toPageRow,
 } from "./model";
+import { rankedBreakdown, rankedPages } from "./ranked-rows";
 import { windowVisitors } from "./visitors";
 import { windowRows } from "./window-rows";
 
@@ -88,34 +85,21 @@ export async function rolledUpSessionMetrics(
   return { ...answer, approximate: visitors.approximate ? ["unique_visitors"] : [] };
 }
 
-export async function rolledUpTopPages(db: Database, scope: SessionScope, page: Page): Promise<PageRow[]> {
-  const sessionCount = sql`sum(sessions)`;
-  const result = await db.execute<PageRowSource>(sql`
-    select max(title) as title, origin, path, ${sessionCount} as sessions, sum(pageviews) as pageviews,
-      ${ratio(sql`sum(bounces)`, sessionCount, 100)} as bounce_rate,
-      ${ratio(sql`sum(duration_ms)`, sql`sum(timed_views)`, 0.001)} as avg_duration
-    from ${windowRows("pages", scope, [])}
-    group by origin, path
-    order by ${sql.join(rankOrder(sessionCount, sql`path`, sql`origin`), sql`, `)}
-    limit ${page.limit + 1} offset ${page.offset}`);
-  return result.rows.map(toPageRow);
+export function rolledUpTopPages(db: Database, scope: SessionScope, page: Page): Promise<PageRow[]> {
+  return rankedPages(db, windowRows("pages", scope, []), page);
 }
 
-export async function rolledUpBreakdown(
+export function rolledUpBreakdown(
   db: Database,
   scope: SessionScope,
   dimension: BreakdownDimension,
   withPrefix: boolean,
   page: Page,
 ): Promise<BreakdownRow[]> {
-  const sessionCount = sql`sum(sessions)`;
-  const result = await db.execute<BreakdownRowSource>(sql`
-    select name, prefix, ${sessionCount} as sessions, sum(screen_views) as pageviews,
-      ${ratio(sql`sum(bounces)`, sessionCount, 100)} as bounce_rate,
-      ${ratio(sql`sum(duration_ms)`, sql`sum(timed_sessions)`, 0.001)} as avg_session_duration
-    from ${windowRows("sessions", scope, [], sessionRowsOf(scope, dimension))}
-    group by name, prefix
-    order by ${sql.join(rankOrder(sessionCount, sql`name`, sql`prefix`), sql`, `)}
-    limit ${page.limit + 1} offset ${page.offset}`);
-  return result.rows.map((row) => toBreakdownRow(row, withPrefix));
+  return rankedBreakdown(
+    db,
+    windowRows("sessions", scope, [], sessionRowsOf(scope, dimension)),
+    withPrefix,
+    page,
+  );
 }
