@@ -209,26 +209,28 @@ export function sessionConditions(filters: Filter[], options: SessionFilterOptio
       ...matches,
     )})`;
   const onSession = (filter: Filter) => filter.field.kind === "column" && filter.field.scope === "session";
-  const sessionColumnTest = (filter: Filter, table?: typeof filterSessions) =>
-    filter.field.kind === "column" && filter.field.scope === "session"
-      ? condition(filter, { expression: sessionColumn(filter.field.column, table), numeric: false })
-      : undefined;
-  const sessionFilters = filters.filter(onSession);
+  /** The session-attribute filters as tests of a sessions row (`sessions` itself by default). */
+  const sessionTests = (table?: typeof filterSessions) =>
+    filters.flatMap((filter) =>
+      filter.field.kind === "column" && filter.field.scope === "session"
+        ? [condition(filter, { expression: sessionColumn(filter.field.column, table), numeric: false })]
+        : [],
+    );
   // Every session-attribute filter tests the same row: one lookup of it for all of them, rather
   // than one per filter (three filters on /pages read the window's sessions once, not three times).
-  const sessionRow = onSessionRow
-    ? sessionFilters.map((filter) => sessionColumnTest(filter))
-    : sessionFilters.length > 0
-      ? [
+  const sessionLookup = (tests: SQL[]) =>
+    tests.length === 0
+      ? []
+      : [
           someRowOf(
             sessions,
             FILTER_SESSION,
             { projectId: filterSessions.projectId, sessionId: filterSessions.id },
             ...startedInWindow(filterSessions.startedAt),
-            ...sessionFilters.map((filter) => sessionColumnTest(filter, filterSessions)),
+            ...tests,
           ),
-        ]
-      : [];
+        ];
+  const sessionRow = onSessionRow ? sessionTests() : sessionLookup(sessionTests(filterSessions));
   return and(
     ...sessionRow,
     ...filters
