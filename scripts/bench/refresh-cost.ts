@@ -17,6 +17,7 @@ import type pg from "pg";
 import { DemoDataGenerator, EVENT_COLUMNS } from "../seed/generator";
 import { copyChunks, DEFAULT_PROJECT_SHARES } from "../seed/loader";
 import { withClient } from "./database";
+import { percentile } from "./measure";
 import { databaseUrl } from "./options";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
@@ -67,10 +68,8 @@ async function functionTimes(client: pg.Client): Promise<Map<string, number>> {
   return new Map(rows.map((row) => [row.name, Number(row.total)]));
 }
 
-const percentile = (values: number[], p: number): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))] ?? 0;
-};
+/** The median of some run times (nearest rank, as the benchmark's cells). */
+const median = (values: readonly number[]): number => percentile(values, 50) ?? 0;
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(2)} s`;
 const megabytes = (bytes: number): string => `${Math.round(bytes / 1_048_576).toLocaleString("en-US")} MB`;
 
@@ -161,10 +160,11 @@ async function main(): Promise<void> {
         log(`minute ${minute + 1}: ${inserted.rowCount} events, refresh ${seconds(refreshMs)}`);
       }
       const refresh = runs.map((run) => run.refreshMs);
+      const inserts = runs.map((run) => run.insertMs);
       const names = [...new Set(runs.flatMap((run) => [...run.routines.keys()]))]
         .map((name) => ({ name, times: runs.map((run) => run.routines.get(name) ?? 0) }))
         .filter((routine) => routine.times.some((t) => t > 0))
-        .sort((a, b) => percentile(b.times, 0.5) - percentile(a.times, 0.5));
+        .sort((a, b) => median(b.times) - median(a.times));
       lines.push(
         `Sustained ingest on a copy of \`${options.source}\`: ${options.minutes} minutes at ` +
           `${options.rate.toLocaleString("en-US")} events/s (${perMinute.toLocaleString("en-US")} a minute, ` +
@@ -172,16 +172,11 @@ async function main(): Promise<void> {
         "",
         "| | p50 | max |",
         "|---|--:|--:|",
-        `| refresh_derived() per run (target < 10 s) | ${seconds(percentile(refresh, 0.5))} | ${seconds(Math.max(...refresh))} |`,
-        `| the minute's insert | ${seconds(
-          percentile(
-            runs.map((r) => r.insertMs),
-            0.5,
-          ),
-        )} | ${seconds(Math.max(...runs.map((r) => r.insertMs)))} |`,
+        `| refresh_derived() per run (target < 10 s) | ${seconds(median(refresh))} | ${seconds(Math.max(...refresh))} |`,
+        `| the minute's insert | ${seconds(median(inserts))} | ${seconds(Math.max(...inserts))} |`,
         ...names.map(
           (routine) =>
-            `| \`${routine.name}\` (total time, nested calls included) | ${seconds(percentile(routine.times, 0.5))} | ${seconds(Math.max(...routine.times))} |`,
+            `| \`${routine.name}\` (total time, nested calls included) | ${seconds(median(routine.times))} | ${seconds(Math.max(...routine.times))} |`,
         ),
         "",
         `Per run: ${runs.map((run) => `${run.events.toLocaleString("en-US")} events ${seconds(run.refreshMs)}`).join("; ")}.`,
