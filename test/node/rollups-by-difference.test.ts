@@ -1,22 +1,27 @@
 import { and, eq, gt, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  pageDayRollups,
   pageDimensionRollups,
+  pageRollups,
   projects,
+  sessionDayRollups,
   sessionPages,
   sessionPairRollups,
+  sessionRollups,
   sessions,
 } from "../../src/db/schema";
 import { BREAKDOWN_DIMENSIONS, DIMENSION_PREFIXES } from "../../src/lib/dimensions";
 import { startOfLocalDay } from "../../src/lib/timezone";
 import { createOrganization, createProject, type EventInput, insertEvents } from "../support/factories";
 import { testDatabase } from "../support/node/database";
+import { storedSketches } from "../support/node/sketches";
 import { generateTraffic, shuffled } from "../support/traffic";
 
 /**
- * The session aggregates per day and pair of dimension values (src/db/routines/refresh_pair_rollups.sql)
- * and the page aggregates per day and dimension value (refresh_page_dimension_rollups.sql) are
- * maintained by difference: whatever the order and the batches the events arrive in, and whatever
+ * The session aggregates per day and pair of dimension values (src/db/routines/refresh_pair_rollups.sql),
+ * the page aggregates per day and dimension value (refresh_page_dimension_rollups.sql) and the
+ * session and page rollups per hour and day (refresh_rollups.sql) are maintained by difference: whatever the order and the batches the events arrive in, and whatever
  * late events change, they must hold exactly the sums counted here from the sessions and their pages.
  */
 
@@ -59,6 +64,25 @@ const camel = (name: string) => name.replace(/_([a-z])/g, (_, letter: string) =>
 
 const keyOf = (parts: Array<string | number | null>) => JSON.stringify(parts);
 
+/** Adds a session to the sums of its group `key`, as every session rollup sums it. */
+function addSession(expected: Map<string, Sums>, key: string, session: SessionRow): void {
+  const sums = expected.get(key) ?? {
+    sessions: 0,
+    bounces: 0,
+    screenViews: 0,
+    durationMs: 0,
+    timedSessions: 0,
+    revenue: 0,
+  };
+  sums.sessions += 1;
+  sums.bounces += session.isBounce ? 1 : 0;
+  sums.screenViews += session.screenViewCount;
+  sums.durationMs += session.durationMs > 0 ? session.durationMs : 0;
+  sums.timedSessions += session.durationMs > 0 ? 1 : 0;
+  sums.revenue += session.revenue;
+  expected.set(key, sums);
+}
+
 /** The pair rows of a project as the sessions give them, summed here in TypeScript. */
 async function expectedPairs(projectId: string, timezone: string): Promise<Map<string, Sums>> {
   const rows = await database.db.select().from(sessions).where(eq(sessions.projectId, projectId));
@@ -80,21 +104,7 @@ async function expectedPairs(projectId: string, timezone: string): Promise<Map<s
           dimensionValue(session, byDimension),
           prefixOf(byDimension),
         ]);
-        const sums = expected.get(key) ?? {
-          sessions: 0,
-          bounces: 0,
-          screenViews: 0,
-          durationMs: 0,
-          timedSessions: 0,
-          revenue: 0,
-        };
-        sums.sessions += 1;
-        sums.bounces += session.isBounce ? 1 : 0;
-        sums.screenViews += session.screenViewCount;
-        sums.durationMs += session.durationMs > 0 ? session.durationMs : 0;
-        sums.timedSessions += session.durationMs > 0 ? 1 : 0;
-        sums.revenue += session.revenue;
-        expected.set(key, sums);
+        addSession(expected, key, session);
       }
     });
   }
@@ -136,6 +146,17 @@ type PageSums = {
   timedViews: number;
 };
 
+/** Adds a session page (its session's bounce included) to the sums of its group `key`. */
+function addPage(expected: Map<string, PageSums>, key: string, page: typeof sessionPages.$inferSelect): void {
+  const sums = expected.get(key) ?? { sessions: 0, pageviews: 0, bounces: 0, durationMs: 0, timedViews: 0 };
+  sums.sessions += 1;
+  sums.pageviews += page.views;
+  sums.bounces += page.isBounce ? 1 : 0;
+  sums.durationMs += page.durationMs;
+  sums.timedViews += page.timedViews;
+  expected.set(key, sums);
+}
+
 /** The page rows per day and dimension value of a project as its session pages give them, summed here. */
 async function expectedDimensionPages(projectId: string, timezone: string): Promise<Map<string, PageSums>> {
   const rows = await database.db
@@ -158,19 +179,7 @@ async function expectedDimensionPages(projectId: string, timezone: string): Prom
         page.path,
         page.title,
       ]);
-      const sums = expected.get(key) ?? {
-        sessions: 0,
-        pageviews: 0,
-        bounces: 0,
-        durationMs: 0,
-        timedViews: 0,
-      };
-      sums.sessions += 1;
-      sums.pageviews += page.views;
-      sums.bounces += session.isBounce ? 1 : 0;
-      sums.durationMs += page.durationMs;
-      sums.timedViews += page.timedViews;
-      expected.set(key, sums);
+      addPage(expected, key, page);
     }
   }
   return expected;
@@ -194,12 +203,111 @@ async function storedDimensionPages(projectId: string): Promise<Map<string, Page
   );
 }
 
-/** Both tables of a project hold what its sessions and pages give, in its timezone. */
+const HOURS = (instant: number) => Math.floor(instant / HOUR) * HOUR;
+
+/** The session rows per hour or local day of a project (all sessions and each dimension value), summed here. */
+async function expectedSessionUnits(projectId: string, unitOf: (instant: number) => number) {
+  const rows = await database.db.select().from(sessions).where(eq(sessions.projectId, projectId));
+  const expected = new Map<string, Sums>();
+  for (const session of rows) {
+    const unit = unitOf(session.startedAt.getTime());
+    const prefixOf = (dimension: string) => {
+      const prefix = DIMENSION_PREFIXES[dimension as keyof typeof DIMENSION_PREFIXES];
+      return prefix ? dimensionValue(session, prefix) : null;
+    };
+    const groups = [
+      keyOf([unit, "", null, null]),
+      ...BREAKDOWN_DIMENSIONS.map((d) => keyOf([unit, d, dimensionValue(session, d), prefixOf(d)])),
+    ];
+    for (const key of groups) addSession(expected, key, session);
+  }
+  return expected;
+}
+
+/** The session rows per hour and per day of a project as the tables hold them. */
+async function storedSessionUnits(projectId: string) {
+  const stored = (
+    unit: Date,
+    row: typeof sessionRollups.$inferSelect | typeof sessionDayRollups.$inferSelect,
+  ) =>
+    [
+      keyOf([unit.getTime(), row.dimension, row.name, row.prefix]),
+      {
+        sessions: row.sessions,
+        bounces: row.bounces,
+        screenViews: row.screenViews,
+        durationMs: row.durationMs,
+        timedSessions: row.timedSessions,
+        revenue: row.revenue,
+      },
+    ] as const;
+  const hours = await database.db
+    .select()
+    .from(sessionRollups)
+    .where(eq(sessionRollups.projectId, projectId));
+  const days = await database.db
+    .select()
+    .from(sessionDayRollups)
+    .where(eq(sessionDayRollups.projectId, projectId));
+  return {
+    hours: new Map(hours.map((row) => stored(row.hour, row))),
+    days: new Map(days.map((row) => stored(row.day, row))),
+  };
+}
+
+/** The page rows per hour or local day of a project, summed here from its session pages. */
+async function expectedPageUnits(projectId: string, unitOf: (instant: number) => number) {
+  const rows = await database.db
+    .select()
+    .from(sessionPages)
+    .where(and(eq(sessionPages.projectId, projectId), gt(sessionPages.views, 0)));
+  const expected = new Map<string, PageSums>();
+  for (const page of rows) {
+    const key = keyOf([unitOf(page.startedAt.getTime()), page.origin, page.path, page.title]);
+    addPage(expected, key, page);
+  }
+  return expected;
+}
+
+/** The page rows per hour and per day of a project as the tables hold them. */
+async function storedPageUnits(projectId: string) {
+  const stored = (unit: Date, row: typeof pageRollups.$inferSelect | typeof pageDayRollups.$inferSelect) =>
+    [
+      keyOf([unit.getTime(), row.origin, row.path, row.title]),
+      {
+        sessions: row.sessions,
+        pageviews: row.pageviews,
+        bounces: row.bounces,
+        durationMs: row.durationMs,
+        timedViews: row.timedViews,
+      },
+    ] as const;
+  const hours = await database.db.select().from(pageRollups).where(eq(pageRollups.projectId, projectId));
+  const days = await database.db.select().from(pageDayRollups).where(eq(pageDayRollups.projectId, projectId));
+  return {
+    hours: new Map(hours.map((row) => stored(row.hour, row))),
+    days: new Map(days.map((row) => stored(row.day, row))),
+  };
+}
+
+/**
+ * Every table kept by difference holds what a project's sessions and pages give, in its timezone:
+ * the pairs, the pages per value, and the session and page rows per hour and per local day.
+ */
 async function expectExact(projectId: string, timezone = "UTC"): Promise<void> {
   expect(await storedPairs(projectId)).toEqual(await expectedPairs(projectId, timezone));
   const pages = await expectedDimensionPages(projectId, timezone);
   expect(pages.size).toBeGreaterThan(0);
   expect(await storedDimensionPages(projectId)).toEqual(pages);
+  const localDay = (instant: number) => startOfLocalDay(instant, timezone);
+  expect(await storedSessionUnits(projectId)).toEqual({
+    hours: await expectedSessionUnits(projectId, HOURS),
+    days: await expectedSessionUnits(projectId, localDay),
+  });
+  expect(await storedPageUnits(projectId)).toEqual({
+    hours: await expectedPageUnits(projectId, HOURS),
+    days: await expectedPageUnits(projectId, localDay),
+  });
 }
 
 describe("rollups maintained by difference", () => {
@@ -216,6 +324,21 @@ describe("rollups maintained by difference", () => {
     const events = shuffled(traffic(trickle), 5);
     for (let i = 0; i < events.length; i += 150) await insertEvents(database.db, events.slice(i, i + 150));
     await expectExact(trickle);
+  });
+
+  it("cut days at the project's midnights, half-hour zones too, and merge the same visitor sketches", async () => {
+    const kolkata = await project("Asia/Kolkata");
+    const events = shuffled(traffic(kolkata), 9);
+    for (let i = 0; i < events.length; i += 400) await insertEvents(database.db, events.slice(i, i + 400));
+    await expectExact(kolkata, "Asia/Kolkata");
+    // Sketches merged run by run (and rebuilt where a late event moved a session or changed its
+    // visitor) equal those of the same traffic in one batch: the same visitors, the same registers.
+    const batch = await project("Asia/Kolkata");
+    await insertEvents(database.db, traffic(batch));
+    const trickled = await storedSketches(database.db, kolkata);
+    expect(trickled.hours.length).toBeGreaterThan(50);
+    expect(trickled.days.length).toBeGreaterThan(4);
+    expect(trickled).toEqual(await storedSketches(database.db, batch));
   });
 
   it("move a session to its new day and values when a late earlier event changes them, and drop emptied groups", async () => {

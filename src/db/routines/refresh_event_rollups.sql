@@ -8,8 +8,11 @@
 -- events of that hour whose ingest_xid is below derived_state('event_rollups'). Every transaction
 -- below it had finished when the run began (it is the run's snapshot xmin), so no event can join
 -- that set later; a chart adds the events at or above it straight from `events` and is exact at
--- any moment (src/queries/charts/rollups.ts). The first run (watermark 0) builds every hour;
--- later runs delete and recompute the hours of the events that arrived since the last run.
+-- any moment (src/queries/charts/rollups.ts). The first run (watermark 0) builds every hour.
+-- Events never change once stored, so a later run aggregates only the events between the two
+-- watermarks and adds them into the rows: counts and sums add up, minimums and maximums keep the
+-- smaller and the larger. (Recomputing the hours the new events fell in, as this did before,
+-- re-read the whole current hour each minute: 5.4 s a run at 1,000 events/s, growing within it.)
 CREATE OR REPLACE FUNCTION refresh_event_rollups(next_xid bigint) RETURNS void
 LANGUAGE plpgsql
 -- Hash aggregates, with room for those of a full build: the planner cannot estimate how few
@@ -43,30 +46,31 @@ BEGIN
     RETURN;
   END IF;
 
-  DROP TABLE IF EXISTS pg_temp.event_hours, pg_temp.rollup_events;
+  DROP TABLE IF EXISTS pg_temp.rollup_events;
   IF from_xid = 0 THEN
     TRUNCATE event_rollups;
     source := format('(SELECT %s FROM events e WHERE e.ingest_xid < %s) e', columns, next_xid);
   ELSE
-    CREATE TEMPORARY TABLE event_hours ON COMMIT DROP AS
-      SELECT DISTINCT project_id, date_trunc('hour', created_at, 'UTC') AS hour
-      FROM events WHERE ingest_xid >= from_xid AND ingest_xid < next_xid;
-    ANALYZE event_hours;
-    DELETE FROM event_rollups r USING event_hours h WHERE r.project_id = h.project_id AND r.hour = h.hour;
-    EXECUTE format('CREATE TEMPORARY TABLE rollup_events ON COMMIT DROP AS SELECT %s FROM event_hours h'
-      ' JOIN events e ON e.project_id = h.project_id AND e.created_at >= h.hour'
-      ' AND e.created_at < h.hour + interval ''1 hour'' WHERE e.ingest_xid < %s', columns, next_xid);
+    -- The events between the two watermarks, found through the ingest_xid BRIN index.
+    EXECUTE format('CREATE TEMPORARY TABLE rollup_events ON COMMIT DROP AS SELECT %s FROM events e'
+      ' WHERE e.ingest_xid >= %s AND e.ingest_xid < %s', columns, from_xid, next_xid);
+    ANALYZE rollup_events;
     source := 'rollup_events';
   END IF;
 
   -- Per hour and event name ('' dimension), and per value of each breakdown column. One hash
   -- aggregate per dimension: grouping sets sort the events once per set, several times slower.
-  -- Empty strings are "not set", like NULL (the charts' breakdown rule).
-  EXECUTE format('INSERT INTO event_rollups (project_id, hour, name, dimension, value, events,'
+  -- Empty strings are "not set", like NULL (the charts' breakdown rule). Each row is added into
+  -- its group, or starts it.
+  EXECUTE format('INSERT INTO event_rollups AS r (project_id, hour, name, dimension, value, events,'
       ' duration_sum, duration_min, duration_max, revenue_sum, revenue_min, revenue_max)'
       ' SELECT project_id, hour, name, '''', NULL, %s FROM %s GROUP BY 1, 2, 3', aggregates, source)
     || (SELECT string_agg(format(' UNION ALL SELECT project_id, hour, name, %L, nullif(%I, ''''), %s FROM %s GROUP BY 1, 2, 3, 5',
-      d, d, aggregates, source), '') FROM unnest(dimensions) d);
+      d, d, aggregates, source), '') FROM unnest(dimensions) d)
+    || ' ON CONFLICT ON CONSTRAINT event_rollups_key DO UPDATE SET events = r.events + excluded.events,'
+      ' duration_sum = r.duration_sum + excluded.duration_sum, duration_min = least(r.duration_min, excluded.duration_min),'
+      ' duration_max = greatest(r.duration_max, excluded.duration_max), revenue_sum = r.revenue_sum + excluded.revenue_sum,'
+      ' revenue_min = least(r.revenue_min, excluded.revenue_min), revenue_max = greatest(r.revenue_max, excluded.revenue_max)';
 
   UPDATE derived_state SET processed_xid = next_xid, last_run_at = now() WHERE name = 'event_rollups';
 END;

@@ -3,8 +3,8 @@
 -- (src/db/routines/refresh_session_rollups.sql) has just derived. It calls this after the session
 -- pages are rewritten (refresh_rollups, src/db/routines/refresh_rollups.sql) and before it records
 -- each project's timezone in rollup_timezones, with the temporary tables `touched_sessions`,
--- `touched_before` (their rows as they were before this run; none for new sessions) and
--- `touched_pages_before` (their session pages as they were).
+-- `touched_before` (their rows as they were before this run; none for new sessions),
+-- `touched_pages_before` (their session pages as they were) and `touched_pages` (as they are).
 --
 -- A row holds the pages screened in the sessions of one day (the project's) with value `name` of
 -- one dimension of session_dimensions() (src/db/routines/session_dimensions.sql), summed as the
@@ -63,7 +63,7 @@ BEGIN
   END IF;
 
   -- By difference, for the others: the pages of the touched sessions as they were, subtracted,
-  -- and as they are, added. A session's pages carry its start, so they are found through it.
+  -- and as they are, added.
   DROP TABLE dimension_pages;
   EXECUTE 'CREATE TEMPORARY TABLE dimension_pages ON COMMIT DROP AS ' || format(pages_of,
     'touched_before s JOIN page_zones z ON z.project_id = s.project_id AND NOT z.rebuilt'
@@ -71,8 +71,7 @@ BEGIN
     || ' UNION ALL ' || format(pages_of,
     'touched_sessions t JOIN sessions s ON s.project_id = t.project_id AND s.id = t.session_id'
     ' JOIN page_zones z ON z.project_id = s.project_id AND NOT z.rebuilt'
-    ' JOIN session_pages p ON p.project_id = s.project_id AND p.started_at = s.started_at AND p.session_id = s.id'
-    ' WHERE true', '1');
+    ' JOIN touched_pages p ON p.project_id = s.project_id AND p.session_id = s.id WHERE true', '1');
   ANALYZE dimension_pages;
   IF EXISTS (SELECT 1 FROM dimension_pages) THEN
     PERFORM add_rollup_rows('page_dimension_rollups', keys, sums, groups, true);

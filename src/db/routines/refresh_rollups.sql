@@ -1,127 +1,183 @@
--- refresh_rollups(units): the hourly rollups (session_rollups, page_rollups, visitor_sketches) and
--- the session pages (session_pages) of some hours: of every hour when `units` is NULL (a full
--- build), else of the (project_id, hour) rows of the temporary table named by `units`. Every row
--- of those hours is deleted and recomputed from their sessions, so a run is idempotent.
--- refresh_session_rollups (src/db/routines/refresh_session_rollups.sql) calls it in the same
--- transaction as it writes the sessions, with the hours its touched sessions started in, before
--- and after.
+-- refresh_rollups(rebuild_all): the session and page rollups per hour and per project day
+-- (session_rollups, session_day_rollups, page_rollups, page_day_rollups) and the session pages
+-- (session_pages) of the sessions refresh_session_rollups (src/db/routines/refresh_session_rollups.sql)
+-- has just derived. It calls this first after writing the sessions, with the temporary tables
+-- `touched_sessions` (the sessions of this run), `touched_before` (their rows as they were before
+-- this run; none for new sessions) and `touched_pages_before` (their session pages as they were),
+-- and leaves `touched_pages` (their session pages as they are now) to the routines after it.
 --
--- How it is built, and why:
--- - the sessions of the hours are copied once into a narrow temporary table with their UTC hour
---   and byte-order ("C") keys, and analyzed, so every later step reads them cheaply and is planned
---   from real row counts: the join to their events is a hash join over all events on a full build,
---   the (project_id, session_id) index otherwise;
--- - session_rollups: all sessions ('' dimension), then one hash aggregate per breakdown dimension
---   (session_dimensions(), src/db/routines/session_dimensions.sql).
---   Grouping sets sort the sessions once per set: 305k sessions took 12 s that way, under 7 s this
---   way;
--- - session_pages: every (origin, path) of any event of each session, with that page's screen
---   views, written in time order; the page rollups are summed from those rows as they are written
---   (a session counts once per page), so the events are joined once;
--- - visitor_sketches by insert_visitor_sketches (src/db/routines/insert_visitor_sketches.sql).
-CREATE OR REPLACE FUNCTION refresh_rollups(units text) RETURNS void
+-- An hour is the UTC hour of a session's start, a day the project's (its timezone, UTC when it
+-- has none). A session counts in the '' dimension (all sessions) and under its value of each
+-- dimension of session_dimensions() (src/db/routines/session_dimensions.sql), empty strings and
+-- NULL alike as "not set"; a page row counts a session once per (origin, path, title) it screened.
+--
+-- Every column is a sum, so the rows are maintained by difference (add_rollup_rows,
+-- src/db/routines/add_rollup_rows.sql): the touched sessions and their pages as they were are
+-- subtracted, as they are now added, and a group left without sessions is deleted. A run costs in
+-- proportion to the sessions it touched, whatever an hour or a day holds (rebuilding the touched
+-- hours, as this did before, took 11 s a minute at 1,000 events/s and grew through the hour). The
+-- session pages of a touched session are deleted and written again from its events. A full build
+-- (`rebuild_all`) writes everything from all sessions and events, and the day rows of a project
+-- whose timezone changed (derived_zones, src/db/routines/derived_zones.sql) are built from all of
+-- its sessions and pages.
+--
+-- Each dimension is one hash aggregate over a narrow temporary copy of the sessions: grouping sets
+-- sort the sessions once per set (305k sessions: 12 s that way, under 7 s this way).
+CREATE OR REPLACE FUNCTION refresh_rollups(rebuild_all boolean) RETURNS void
 LANGUAGE plpgsql
--- The planner cannot estimate how few (hour, value) groups there are and would sort instead.
+-- The hash aggregates of a full build hold a dimension's groups of every hour at once; the planner
+-- cannot estimate how few groups there are and would sort instead.
+SET work_mem = '256MB'
 SET enable_sort = off
 -- JIT compiles the wide aggregate expressions for hundreds of milliseconds; these scans and
 -- aggregates gain nothing from it.
 SET jit = off
--- DROP TABLE IF EXISTS of the temporary table would notice "schema pg_temp does not exist".
+-- DROP TABLE IF EXISTS of the temporary tables would notice "schema pg_temp does not exist".
 SET client_min_messages = warning
 AS $fn$
 DECLARE
-  aggregates text := 'count(*), count(*) FILTER (WHERE is_bounce), sum(screen_view_count),'
-    ' coalesce(sum(duration_ms) FILTER (WHERE duration_ms > 0), 0), count(*) FILTER (WHERE duration_ms > 0), sum(revenue)';
-  source text := CASE WHEN units IS NULL THEN 'sessions s' ELSE format(
-    '%I d JOIN sessions s ON s.project_id = d.project_id AND s.started_at >= d.hour AND s.started_at < d.hour + interval ''1 hour''',
-    units) END;
-  rebuilt bigint;
+  session_sums text[] := ARRAY['sessions', 'bounces', 'screen_views', 'duration_ms', 'timed_sessions', 'revenue'];
+  page_sums text[] := ARRAY['sessions', 'pageviews', 'bounces', 'duration_ms', 'timed_views'];
+  -- Some sessions, narrow, each with the sign of its contribution, its hour and its day (either
+  -- NULL where this run does not write it): %1$s is the FROM clause that yields them as `s` and
+  -- their project's zone as `z`, %2$s the sign, %3$s and %4$s whether their hour and day count.
+  -- Events of a project without a `projects` row have hours but no days (no zone to cut them in).
+  sessions_of text := 'SELECT s.project_id COLLATE "C" AS project_id, %2$s::integer AS sign,'
+    ' CASE WHEN %3$s THEN date_bin(''1 hour'', s.started_at, timestamptz ''2000-01-01 00:00:00+00'') END AS hour,'
+    ' CASE WHEN %4$s THEN date_trunc(''day'', s.started_at, z.timezone) END AS day,'
+    ' s.is_bounce, s.screen_view_count, s.duration_ms, s.revenue'
+    || (SELECT string_agg(format(', nullif(s.%1$I, '''') COLLATE "C" AS %1$I', d.dimension), '') FROM session_dimensions() AS d)
+    || ' FROM %1$s';
+  -- The signed sums per unit (%1$I, `hour` or `day`) of all sessions and of every dimension's
+  -- values in rollup_sessions. Durations and revenue are summed as float8, exact below 2^53.
+  session_aggregates text := 'sum(sign) AS sessions, coalesce(sum(sign) FILTER (WHERE is_bounce), 0) AS bounces,'
+    ' sum(sign * screen_view_count) AS screen_views,'
+    ' coalesce(sum((sign * duration_ms)::float8) FILTER (WHERE duration_ms > 0), 0) AS duration_ms,'
+    ' coalesce(sum(sign) FILTER (WHERE duration_ms > 0), 0) AS timed_sessions, sum((sign * revenue)::float8) AS revenue';
+  session_groups text := format('SELECT project_id, %%1$I, '''' AS dimension, NULL::text AS name, NULL::text AS prefix, %s'
+      ' FROM rollup_sessions WHERE %%1$I IS NOT NULL GROUP BY 1, 2', session_aggregates)
+    || (SELECT string_agg(format(' UNION ALL SELECT project_id, %%1$I, %1$L, %1$I, %2$s, %3$s'
+      ' FROM rollup_sessions WHERE %%1$I IS NOT NULL GROUP BY 1, 2, 4, 5',
+      d.dimension, coalesce(quote_ident(d.prefix), 'NULL::text'), session_aggregates), '')
+      FROM session_dimensions() AS d);
+  -- Screened pages, narrow, signed like the sessions: %1$s yields them as `p` with their
+  -- project's zone as `z`.
+  pages_of text := 'SELECT p.project_id COLLATE "C" AS project_id, %2$s::integer AS sign,'
+    ' CASE WHEN %3$s THEN date_bin(''1 hour'', p.started_at, timestamptz ''2000-01-01 00:00:00+00'') END AS hour,'
+    ' CASE WHEN %4$s THEN date_trunc(''day'', p.started_at, z.timezone) END AS day,'
+    ' p.origin COLLATE "C" AS origin, p.path COLLATE "C" AS path, p.title COLLATE "C" AS title,'
+    ' p.is_bounce, p.views, p.duration_ms, p.timed_views FROM %1$s AND p.views > 0';
+  page_groups text := 'SELECT project_id, %1$I, origin, path, title, sum(sign) AS sessions, sum(sign * views) AS pageviews,'
+    ' coalesce(sum(sign) FILTER (WHERE is_bounce), 0) AS bounces, sum((sign * duration_ms)::float8) AS duration_ms,'
+    ' sum(sign * timed_views) AS timed_views FROM rollup_pages WHERE %1$I IS NOT NULL GROUP BY 1, 2, 3, 4, 5';
   page_indexes text[];
   page_index_names text[];
   page_index text;
+  rebuilt bigint;
 BEGIN
-  IF units IS NULL THEN
-    TRUNCATE session_rollups, page_rollups, session_pages, visitor_sketches;
-    -- A full build writes every session page: building their indexes afterwards, from their
-    -- definitions as they stand, is several times cheaper than maintaining them row by row.
+  DROP TABLE IF EXISTS pg_temp.rollup_zones, pg_temp.rollup_sessions, pg_temp.rollup_pages, pg_temp.touched_pages;
+  CREATE TEMPORARY TABLE rollup_zones ON COMMIT DROP AS SELECT * FROM derived_zones(rebuild_all);
+  CREATE TEMPORARY TABLE touched_pages ON COMMIT DROP AS SELECT * FROM session_pages WITH NO DATA;
+
+  IF rebuild_all THEN
+    TRUNCATE session_rollups, session_day_rollups, page_rollups, page_day_rollups, session_pages;
+    -- Every session page is written: building their indexes afterwards, from their definitions as
+    -- they stand, is several times cheaper than maintaining them row by row.
     SELECT array_agg(pg_get_indexdef(indexrelid)), array_agg(indexrelid::regclass::text)
     INTO page_indexes, page_index_names
     FROM pg_index WHERE indrelid = 'session_pages'::regclass;
     IF page_index_names IS NOT NULL THEN
       EXECUTE (SELECT 'DROP INDEX ' || string_agg(name, ', ') FROM unnest(page_index_names) AS name);
     END IF;
+    EXECUTE 'CREATE TEMPORARY TABLE rollup_sessions ON COMMIT DROP AS '
+      || format(sessions_of, 'sessions s LEFT JOIN rollup_zones z ON z.project_id = s.project_id', '1', 'true', 'true');
   ELSE
-    EXECUTE format('DELETE FROM session_rollups r USING %I d WHERE r.project_id = d.project_id AND r.hour = d.hour', units);
-    EXECUTE format('DELETE FROM page_rollups r USING %I d WHERE r.project_id = d.project_id AND r.hour = d.hour', units);
-    EXECUTE format('DELETE FROM visitor_sketches r USING %I d WHERE r.project_id = d.project_id AND r.hour = d.hour', units);
-    EXECUTE format('DELETE FROM session_pages r USING %I d WHERE r.project_id = d.project_id'
-      ' AND r.started_at >= d.hour AND r.started_at < d.hour + interval ''1 hour''', units);
+    -- Projects whose timezone changed: their day rows, built again from all of their sessions.
+    DELETE FROM session_day_rollups r USING rollup_zones z WHERE r.project_id = z.project_id AND z.rebuilt;
+    DELETE FROM page_day_rollups r USING rollup_zones z WHERE r.project_id = z.project_id AND z.rebuilt;
+    EXECUTE 'CREATE TEMPORARY TABLE rollup_sessions ON COMMIT DROP AS '
+      || format(sessions_of, 'rollup_zones z JOIN sessions s ON s.project_id = z.project_id WHERE z.rebuilt', '1', 'false', 'true');
   END IF;
-
-  -- Empty strings are "not set", like NULL (the breakdown endpoints' rule).
-  DROP TABLE IF EXISTS pg_temp.rollup_sessions;
-  EXECUTE format('CREATE TEMPORARY TABLE rollup_sessions ON COMMIT DROP AS'
-      ' SELECT s.project_id COLLATE "C" AS project_id, s.id, s.profile_id, s.started_at,'
-      ' date_bin(''1 hour'', s.started_at, timestamptz ''2000-01-01 00:00:00+00'') AS hour,'
-      ' s.is_bounce, s.screen_view_count, s.duration_ms, s.revenue', '')
-    || (SELECT string_agg(format(', nullif(s.%1$I, '''') COLLATE "C" AS %1$I', d.dimension), '') FROM session_dimensions() d)
-    || format(' FROM %s', source);
   ANALYZE rollup_sessions;
-
-  -- All sessions ('' dimension), then every breakdown dimension.
-  EXECUTE format('INSERT INTO session_rollups (project_id, hour, dimension, name, prefix, sessions, bounces,'
-      ' screen_views, duration_ms, timed_sessions, revenue)'
-      ' SELECT project_id, hour, '''', NULL, NULL, %s FROM rollup_sessions GROUP BY 1, 2', aggregates)
-    || (SELECT string_agg(format(' UNION ALL SELECT project_id, hour, %L, %I, %s, %s FROM rollup_sessions GROUP BY 1, 2, 4, 5',
-      d.dimension, d.dimension, coalesce(quote_ident(d.prefix), 'NULL::text'), aggregates), '')
-      FROM session_dimensions() AS d);
+  EXECUTE format('INSERT INTO session_rollups (project_id, hour, dimension, name, prefix, %s) ',
+    array_to_string(session_sums, ', ')) || format(session_groups, 'hour');
+  EXECUTE format('INSERT INTO session_day_rollups (project_id, day, dimension, name, prefix, %s) ',
+    array_to_string(session_sums, ', ')) || format(session_groups, 'day');
 
   -- Session pages: every (origin, path) of any event of each session, with that page's screen
-  -- views. The page rollups are their sums over the pages with a screen view (a session counts
-  -- once per page), taken from the rows as they are written.
-  WITH pages AS (
-    INSERT INTO session_pages (project_id, session_id, started_at, is_bounce, origin, path, title, views, duration_ms, timed_views)
-    SELECT * FROM (
-      SELECT rs.project_id, rs.id, rs.started_at, rs.is_bounce, e.origin, e.path,
-        max(e.title) FILTER (WHERE e.name = 'screen_view'),
-        count(*) FILTER (WHERE e.name = 'screen_view'),
-        coalesce(sum(e.duration) FILTER (WHERE e.name = 'screen_view' AND e.duration > 0), 0),
-        count(*) FILTER (WHERE e.name = 'screen_view' AND e.duration > 0)
-      FROM rollup_sessions rs
-      JOIN events e ON e.project_id = rs.project_id AND e.session_id = rs.id
-      GROUP BY rs.project_id, rs.id, rs.started_at, rs.is_bounce, e.origin, e.path
-    ) AS session_page
-    -- Written in time order, a window's rows sit together: a one-day page list then reads a
-    -- ninetieth of a 90-day table's pages, not rows scattered over all of them (10M events:
-    -- 0.65 s -> 0.15 s). Later runs append recent hours, which keeps the order. The subquery
-    -- keeps the grouping hashed: only its result is sorted, on the start alone.
-    ORDER BY started_at
-    RETURNING project_id, started_at, is_bounce, origin, path, title, views, duration_ms, timed_views
-  )
-  INSERT INTO page_rollups (project_id, hour, origin, path, title, sessions, pageviews, bounces, duration_ms, timed_views)
-  SELECT project_id, date_bin('1 hour', started_at, timestamptz '2000-01-01 00:00:00+00'), origin, path,
-    max(title), count(*), sum(views), count(*) FILTER (WHERE is_bounce), sum(duration_ms), sum(timed_views)
-  FROM pages
-  WHERE views > 0
-  GROUP BY 1, 2, 3, 4;
-
-  FOREACH page_index IN ARRAY coalesce(page_indexes, '{}') LOOP
-    EXECUTE page_index;
-  END LOOP;
-
-  -- Fresh statistics when this run rewrote a large share of the sessions and their pages (the
-  -- first build, a bulk load), ahead of autovacuum: a table planned as nearly empty would be
-  -- scanned once per session of the other.
-  SELECT count(*) INTO rebuilt FROM rollup_sessions;
-  IF rebuilt > 1000 AND rebuilt > 0.1 * (SELECT reltuples FROM pg_class WHERE oid = 'sessions'::regclass) THEN
-    ANALYZE sessions;
+  -- views, of every session on a full build and of the touched ones otherwise (their old pages
+  -- deleted first: a session's pages carry its start, so they are found through it).
+  IF NOT rebuild_all THEN
+    DELETE FROM session_pages p USING touched_before b
+    WHERE p.project_id = b.project_id AND p.started_at = b.started_at AND p.session_id = b.id;
   END IF;
+  EXECUTE format($sql$
+  INSERT INTO touched_pages (project_id, session_id, started_at, is_bounce, origin, path, title, views, duration_ms, timed_views)
+  SELECT s.project_id, s.id, s.started_at, s.is_bounce, e.origin, e.path,
+    max(e.title) FILTER (WHERE e.name = 'screen_view'),
+    count(*) FILTER (WHERE e.name = 'screen_view'),
+    coalesce(sum(e.duration) FILTER (WHERE e.name = 'screen_view' AND e.duration > 0), 0),
+    count(*) FILTER (WHERE e.name = 'screen_view' AND e.duration > 0)
+  FROM %s
+  JOIN events e ON e.project_id = s.project_id AND e.session_id = s.id
+  GROUP BY s.project_id, s.id, s.started_at, s.is_bounce, e.origin, e.path
+  $sql$, CASE WHEN rebuild_all THEN 'sessions s' ELSE
+    'touched_sessions t JOIN sessions s ON s.project_id = t.project_id AND s.id = t.session_id' END);
+  -- Written in time order, a window's rows sit together: a one-day page list then reads a
+  -- ninetieth of a 90-day table's pages, not rows scattered over all of them (10M events:
+  -- 0.65 s -> 0.15 s). Later runs append recent sessions, which keeps the order.
+  INSERT INTO session_pages SELECT * FROM touched_pages ORDER BY started_at;
+  ANALYZE touched_pages;
+
+  IF rebuild_all THEN
+    EXECUTE 'CREATE TEMPORARY TABLE rollup_pages ON COMMIT DROP AS '
+      || format(pages_of, 'touched_pages p LEFT JOIN rollup_zones z ON z.project_id = p.project_id WHERE true', '1', 'true', 'true');
+  ELSE
+    EXECUTE 'CREATE TEMPORARY TABLE rollup_pages ON COMMIT DROP AS '
+      || format(pages_of, 'rollup_zones z JOIN session_pages p ON p.project_id = z.project_id WHERE z.rebuilt', '1', 'false', 'true');
+  END IF;
+  ANALYZE rollup_pages;
+  EXECUTE format('INSERT INTO page_rollups (project_id, hour, origin, path, title, %s) ', array_to_string(page_sums, ', '))
+    || format(page_groups, 'hour');
+  EXECUTE format('INSERT INTO page_day_rollups (project_id, day, origin, path, title, %s) ', array_to_string(page_sums, ', '))
+    || format(page_groups, 'day');
+
+  IF rebuild_all THEN
+    FOREACH page_index IN ARRAY coalesce(page_indexes, '{}') LOOP
+      EXECUTE page_index;
+    END LOOP;
+  END IF;
+  -- Fresh statistics when this run wrote a large share of the sessions and their pages (the first
+  -- build, a bulk load), ahead of autovacuum: a table planned as nearly empty would be scanned once
+  -- per session of the other.
+  SELECT count(*) INTO rebuilt FROM touched_pages;
   IF rebuilt > 1000 AND rebuilt > 0.1 * (SELECT reltuples FROM pg_class WHERE oid = 'session_pages'::regclass) THEN
+    ANALYZE sessions;
     ANALYZE session_pages;
   END IF;
+  IF rebuild_all THEN
+    RETURN;
+  END IF;
 
-  PERFORM insert_visitor_sketches('visitor_sketches', ARRAY['hour'],
-    'SELECT s.project_id, s.hour, visitor_entry(s.profile_id) AS entry FROM rollup_sessions s');
-  DROP TABLE rollup_sessions;
+  -- By difference: the touched sessions and their pages before this run, subtracted, and now,
+  -- added, into the groups as they stand; the day rows of the projects rebuilt above are left out.
+  DROP TABLE rollup_sessions, rollup_pages;
+  EXECUTE 'CREATE TEMPORARY TABLE rollup_sessions ON COMMIT DROP AS '
+    || format(sessions_of, 'touched_before s LEFT JOIN rollup_zones z ON z.project_id = s.project_id', '-1', 'true', 'NOT z.rebuilt')
+    || ' UNION ALL ' || format(sessions_of, 'touched_sessions t JOIN sessions s ON s.project_id = t.project_id AND s.id = t.session_id'
+      ' LEFT JOIN rollup_zones z ON z.project_id = s.project_id', '1', 'true', 'NOT z.rebuilt');
+  ANALYZE rollup_sessions;
+  PERFORM add_rollup_rows('session_rollups', ARRAY['project_id', 'hour', 'dimension', 'name', 'prefix'], session_sums,
+    format(session_groups, 'hour'), true);
+  PERFORM add_rollup_rows('session_day_rollups', ARRAY['project_id', 'day', 'dimension', 'name', 'prefix'], session_sums,
+    format(session_groups, 'day'), true);
+  EXECUTE 'CREATE TEMPORARY TABLE rollup_pages ON COMMIT DROP AS '
+    || format(pages_of, 'touched_pages_before p LEFT JOIN rollup_zones z ON z.project_id = p.project_id WHERE true', '-1', 'true', 'NOT z.rebuilt')
+    || ' UNION ALL ' || format(pages_of, 'touched_pages p LEFT JOIN rollup_zones z ON z.project_id = p.project_id WHERE true', '1', 'true', 'NOT z.rebuilt');
+  ANALYZE rollup_pages;
+  PERFORM add_rollup_rows('page_rollups', ARRAY['project_id', 'hour', 'origin', 'path', 'title'], page_sums,
+    format(page_groups, 'hour'), true);
+  PERFORM add_rollup_rows('page_day_rollups', ARRAY['project_id', 'day', 'origin', 'path', 'title'], page_sums,
+    format(page_groups, 'day'), true);
 END;
 $fn$;

@@ -1,12 +1,13 @@
 -- refresh_session_rollups(): the session family of the derived tables. It derives `sessions`, one
 -- row per (project_id, session_id), from the events, and then, in the same transaction, the
--- hourly rollups and session pages (refresh_rollups, src/db/routines/refresh_rollups.sql), the
--- day rollups and sketches (refresh_day_sketches, src/db/routines/refresh_day_sketches.sql), the
--- visitor sketches per day and dimension value (refresh_dimension_sketches,
--- src/db/routines/refresh_dimension_sketches.sql) and the session aggregates per day and pair of
--- dimension values (refresh_pair_rollups, src/db/routines/refresh_pair_rollups.sql) and the page
--- aggregates per day and dimension value (refresh_page_dimension_rollups,
--- src/db/routines/refresh_page_dimension_rollups.sql), so both query paths always see the same data. It returns the number of sessions it wrote.
+-- session and page rollups per hour and day with the session pages (refresh_rollups,
+-- src/db/routines/refresh_rollups.sql), the visitor sketches per hour and day
+-- (refresh_visitor_sketches, src/db/routines/refresh_visitor_sketches.sql) and per day and
+-- dimension value (refresh_dimension_sketches, src/db/routines/refresh_dimension_sketches.sql),
+-- the session aggregates per day and pair of dimension values (refresh_pair_rollups,
+-- src/db/routines/refresh_pair_rollups.sql) and the page aggregates per day and dimension value
+-- (refresh_page_dimension_rollups, src/db/routines/refresh_page_dimension_rollups.sql), so both
+-- query paths always see the same data. It returns the number of sessions it wrote.
 -- refresh_derived (src/db/routines/refresh_derived.sql) calls it, and the one-run-at-a-time lock
 -- taken here bears that entry point's name.
 --
@@ -30,11 +31,10 @@
 -- existing rows keep their place.
 --
 -- The touched sessions are kept in a temporary table, and their rows and pages as they were before
--- this run in two others, so that the hours and days they started in before this run can be read
--- after the upsert: the rollups of those hours and days, and of the ones they start in now, are
--- recomputed from their sessions; the rollups maintained by difference subtract what they were. The first run, and any run after
--- the 'rollups' watermark was reset to 0 (by a migration that adds a derived table), rebuild every
--- rollup. A project whose timezone is new or changed gets all of its days rebuilt.
+-- this run in two others, so that the routines after the upsert can subtract what they were and add
+-- what they are (the sketches: merge or rebuild). The first run, and any run after the 'rollups'
+-- watermark was reset to 0 (by a migration that adds or reshapes a derived table), build every
+-- derived table whole. A project whose timezone is new or changed gets all of its days rebuilt.
 CREATE OR REPLACE FUNCTION refresh_session_rollups() RETURNS integer
 LANGUAGE plpgsql
 -- A bulk load sorts every new event once; give that sort room instead of spilling to disk.
@@ -50,6 +50,7 @@ DECLARE
   -- Taken before anything else: every transaction below it had finished when this run began.
   next_xid bigint := (pg_snapshot_xmin(pg_current_snapshot())::text)::bigint;
   touched integer;
+  rebuild_all boolean;
 BEGIN
   -- One run at a time: a concurrent caller waits here, then finds little left to do.
   PERFORM pg_advisory_xact_lock(hashtext('refresh_derived'));
@@ -57,13 +58,13 @@ BEGIN
   SELECT processed_xid INTO from_xid FROM derived_state WHERE name = 'sessions';
   SELECT processed_xid INTO rollups_xid FROM derived_state WHERE name = 'rollups';
 
-  DROP TABLE IF EXISTS pg_temp.touched_sessions, pg_temp.touched_before, pg_temp.touched_pages_before,
-    pg_temp.touched_starts, pg_temp.rollup_hours, pg_temp.rollup_days;
+  rebuild_all := from_xid = 0 OR rollups_xid = 0;
+
+  DROP TABLE IF EXISTS pg_temp.touched_sessions, pg_temp.touched_before, pg_temp.touched_pages_before;
   CREATE TEMPORARY TABLE touched_sessions (project_id text, session_id text) ON COMMIT DROP;
   -- The touched sessions as they were before this run (none for new ones), and their pages.
   CREATE TEMPORARY TABLE touched_before ON COMMIT DROP AS SELECT * FROM sessions WITH NO DATA;
   CREATE TEMPORARY TABLE touched_pages_before ON COMMIT DROP AS SELECT * FROM session_pages WITH NO DATA;
-  CREATE TEMPORARY TABLE touched_starts (project_id text, started_at timestamptz) ON COMMIT DROP;
   IF from_xid > 0 THEN
     INSERT INTO touched_sessions SELECT DISTINCT project_id, session_id FROM events WHERE ingest_xid >= from_xid;
     ANALYZE touched_sessions;
@@ -73,8 +74,7 @@ BEGIN
     -- A session's pages carry its start: found through it, by the (project_id, started_at) index.
     INSERT INTO touched_pages_before SELECT p.*
     FROM touched_before b JOIN session_pages p ON p.project_id = b.project_id AND p.started_at = b.started_at AND p.session_id = b.id;
-    -- When these sessions started before this run: the rollups of those hours and days lose them or change.
-    INSERT INTO touched_starts SELECT project_id, started_at FROM touched_before;
+    ANALYZE touched_pages_before;
   END IF;
 
   -- Every event of every session that received one since the last run. Planned afresh each
@@ -159,43 +159,11 @@ BEGIN
     '(e.project_id, e.session_id) IN (SELECT project_id, session_id FROM touched_sessions)' END);
   GET DIAGNOSTICS touched = ROW_COUNT;
 
-  IF from_xid = 0 OR rollups_xid = 0 THEN
-    PERFORM refresh_rollups(NULL);
-    TRUNCATE visitor_day_sketches, rollup_timezones;
-  ELSE
-    -- ...and when they start now.
-    INSERT INTO touched_starts SELECT s.project_id, s.started_at
-    FROM touched_sessions t JOIN sessions s ON s.project_id = t.project_id AND s.id = t.session_id;
-    CREATE TEMPORARY TABLE rollup_hours ON COMMIT DROP AS
-      SELECT DISTINCT project_id, date_trunc('hour', started_at, 'UTC') AS hour FROM touched_starts;
-    ANALYZE rollup_hours;
-    PERFORM refresh_rollups('rollup_hours');
-  END IF;
-
-  -- Day sketches: every day of the projects whose timezone is new or changed (all of them on a
-  -- rebuild), and the days the touched sessions started in, before and now, for the others.
-  CREATE TEMPORARY TABLE rollup_days (project_id text, day timestamptz, timezone text) ON COMMIT DROP;
-  WITH zones AS (
-    SELECT p.id AS project_id, coalesce(p.timezone, 'UTC') AS timezone, z.timezone AS built_in
-    FROM projects p LEFT JOIN rollup_timezones z ON z.project_id = p.id
-  ), rezoned AS (
-    DELETE FROM visitor_day_sketches v USING zones
-    WHERE v.project_id = zones.project_id AND zones.built_in IS DISTINCT FROM zones.timezone
-    RETURNING v.project_id
-  )
-  INSERT INTO rollup_days
-  SELECT DISTINCT s.project_id, date_trunc('day', s.started_at, zones.timezone), zones.timezone
-  FROM zones JOIN sessions s ON s.project_id = zones.project_id
-  WHERE zones.built_in IS DISTINCT FROM zones.timezone
-  UNION
-  SELECT DISTINCT t.project_id, date_trunc('day', t.started_at, zones.timezone), zones.timezone
-  FROM touched_starts t JOIN zones ON zones.project_id = t.project_id
-  WHERE zones.built_in IS NOT DISTINCT FROM zones.timezone;
-  ANALYZE rollup_days;
-  PERFORM refresh_day_sketches();
-  PERFORM refresh_dimension_sketches(from_xid = 0 OR rollups_xid = 0);
-  PERFORM refresh_pair_rollups(from_xid = 0 OR rollups_xid = 0);
-  PERFORM refresh_page_dimension_rollups(from_xid = 0 OR rollups_xid = 0);
+  PERFORM refresh_rollups(rebuild_all);
+  PERFORM refresh_visitor_sketches(rebuild_all);
+  PERFORM refresh_dimension_sketches(rebuild_all);
+  PERFORM refresh_pair_rollups(rebuild_all);
+  PERFORM refresh_page_dimension_rollups(rebuild_all);
   INSERT INTO rollup_timezones (project_id, timezone)
   SELECT id, coalesce(timezone, 'UTC') FROM projects
   ON CONFLICT (project_id) DO UPDATE SET timezone = excluded.timezone

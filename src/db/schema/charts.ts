@@ -1,4 +1,4 @@
-import { bigint, index, integer, pgTable, text } from "drizzle-orm/pg-core";
+import { bigint, integer, pgTable, text, unique } from "drizzle-orm/pg-core";
 import { unitStart } from "./rollups";
 
 // ---------------------------------------------------------------------------------------------
@@ -11,6 +11,7 @@ import { unitStart } from "./rollups";
  * src/lib/dimensions.ts; `value` null = not set). They hold exactly the events whose `ingest_xid` is below the watermark
  * `derived_state('event_rollups')`, so a chart adds the events at or above it from `events`
  * and stays exact between refreshes. Duration and revenue carry what the property segments need.
+ * Events never change once stored, so each refresh adds the new events into the rows.
  */
 export const eventRollups = pgTable(
   "event_rollups",
@@ -28,5 +29,8 @@ export const eventRollups = pgTable(
     revenueMin: bigint("revenue_min", { mode: "number" }).notNull(),
     revenueMax: bigint("revenue_max", { mode: "number" }).notNull(),
   },
-  (t) => [index("event_rollups_project_dimension_hour_idx").on(t.projectId, t.dimension, t.hour)],
+  (t) => [
+    // Reads by (project, dimension, hours); the key of the refresh's additions, a null value included.
+    unique("event_rollups_key").on(t.projectId, t.dimension, t.hour, t.name, t.value).nullsNotDistinct(),
+  ],
 );

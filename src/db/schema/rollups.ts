@@ -1,8 +1,8 @@
 import { bigint, boolean, index, integer, pgTable, text, timestamp, unique } from "drizzle-orm/pg-core";
 
 // ---------------------------------------------------------------------------------------------
-// Hourly rollups, derived from `sessions` (and their screen views) by `refresh_derived()` only
-// (src/db/routines/refresh_rollups.sql; days: refresh_day_sketches.sql).
+// Hourly and daily rollups, derived from `sessions` (and their screen views) by `refresh_derived()`
+// only (src/db/routines/refresh_rollups.sql; visitor sketches: refresh_visitor_sketches.sql).
 // An hour holds the sessions whose first event falls in it (UTC hour), so the rows of the hours
 // inside a window add up to exactly what the window's sessions give (contract section 5).
 
@@ -29,18 +29,31 @@ const sessionAggregates = () => ({
 export const unitStart = (name: "hour" | "day") =>
   timestamp(name, { withTimezone: true, precision: 3 }).notNull();
 
-/** Session aggregates per hour of the sessions' start. */
+/**
+ * Session aggregates per hour of the sessions' start. Maintained by difference as sessions change
+ * (src/db/routines/refresh_rollups.sql).
+ */
 export const sessionRollups = pgTable(
   "session_rollups",
   { ...sessionAggregates(), hour: unitStart("hour") },
-  (t) => [index("session_rollups_project_dimension_hour_idx").on(t.projectId, t.dimension, t.hour)],
+  (t) => [
+    // Reads by (project, dimension, hours); the key of the refresh's additions, a null value included.
+    unique("session_rollups_key").on(t.projectId, t.dimension, t.hour, t.name, t.prefix).nullsNotDistinct(),
+  ],
 );
 
-/** The same session aggregates per day of the project's timezone (`day` is the local midnight). */
+/**
+ * The same session aggregates per day of the project's timezone (`day` is the local midnight),
+ * built for the timezone recorded in `rollup_timezones`.
+ */
 export const sessionDayRollups = pgTable(
   "session_day_rollups",
   { ...sessionAggregates(), day: unitStart("day") },
-  (t) => [index("session_day_rollups_project_dimension_day_idx").on(t.projectId, t.dimension, t.day)],
+  (t) => [
+    unique("session_day_rollups_key")
+      .on(t.projectId, t.dimension, t.day, t.name, t.prefix)
+      .nullsNotDistinct(),
+  ],
 );
 
 /**
@@ -111,16 +124,23 @@ export const sessionPages = pgTable(
   ],
 );
 
-/** Page aggregates per hour of the sessions' start. */
+/**
+ * Page aggregates per hour of the sessions' start. `title` is part of the key and the greatest one
+ * is taken when the rows are read, so that a session's pages can be subtracted and added again as
+ * it changes (src/db/routines/refresh_rollups.sql).
+ */
 export const pageRollups = pgTable("page_rollups", { ...pageAggregates(), hour: unitStart("hour") }, (t) => [
-  index("page_rollups_project_hour_idx").on(t.projectId, t.hour),
+  // Reads by (project, hours); the key of the refresh's additions.
+  unique("page_rollups_key").on(t.projectId, t.hour, t.origin, t.path, t.title).nullsNotDistinct(),
 ]);
 
 /** The same page aggregates per day of the project's timezone (`day` is the local midnight). */
 export const pageDayRollups = pgTable(
   "page_day_rollups",
   { ...pageAggregates(), day: unitStart("day") },
-  (t) => [index("page_day_rollups_project_day_idx").on(t.projectId, t.day)],
+  (t) => [
+    unique("page_day_rollups_key").on(t.projectId, t.day, t.origin, t.path, t.title).nullsNotDistinct(),
+  ],
 );
 
 /**

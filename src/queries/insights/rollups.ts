@@ -21,7 +21,7 @@ import { windowRows } from "./window-rows";
 /**
  * The rollup path of the insights queries: the same numbers as the exact path (metrics.ts,
  * pages.ts, breakdowns.ts), read from the rollups that `refresh_derived()` maintains
- * (src/db/routines/refresh_rollups.sql and refresh_day_sketches.sql). Only unique visitors of large
+ * (src/db/routines/refresh_rollups.sql and refresh_visitor_sketches.sql). Only unique visitors of large
  * windows differ: they come from merged HyperLogLog sketches (within ±2 %) and are flagged as
  * approximate (visitors.ts). Callers use it only when the coverage predicates of model.ts say the
  * rollups add up to the request.

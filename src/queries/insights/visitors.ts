@@ -11,8 +11,7 @@ import { projectDaysBuilt, wholeProjectDays, windowRows } from "./window-rows";
 /**
  * Unique visitors on the rollup path: counted exactly from the sessions where that is cheap, else
  * merged from HyperLogLog sketches (within ±2 %, flagged approximate). Without a filter the
- * sketches are the hourly and daily ones (src/db/routines/refresh_rollups.sql and
- * refresh_day_sketches.sql); with a filter on one dimension, the sketches per day and value of that
+ * sketches are the hourly and daily ones (src/db/routines/refresh_visitor_sketches.sql); with a filter on one dimension, the sketches per day and value of that
  * dimension (refresh_dimension_sketches.sql), which exist for whole project days only.
  */
 

@@ -1,0 +1,106 @@
+-- refresh_visitor_sketches(rebuild_all): the visitor sketches per hour and per project day
+-- (visitor_sketches, visitor_day_sketches) of the sessions refresh_session_rollups
+-- (src/db/routines/refresh_session_rollups.sql) has just derived. It calls this after
+-- refresh_rollups, with the temporary tables `touched_sessions` (the sessions of this run) and
+-- `touched_before` (their rows as they were before this run; none for new sessions).
+--
+-- A sketch cannot forget a visitor, but the union of two sketches is the sketch of the union and
+-- adding a visitor twice changes nothing. So:
+-- - a new session is merged into the sketches of its hour and its day (insert_visitor_sketches,
+--   src/db/routines/insert_visitor_sketches.sql, merges by union);
+-- - a session that existed and now has another hour, day or visitor (a late earlier event moved
+--   its start or changed its first event) makes its old and new hour and day rebuilt from their
+--   sessions;
+-- - a session that existed and did not change is counted already and costs nothing;
+-- - a full build (`rebuild_all`) builds every hour, and a project whose timezone changed
+--   (derived_zones, src/db/routines/derived_zones.sql) gets all of its days rebuilt.
+-- A rebuilt day whose two midnights are whole UTC hours is the union of its hours' sketches (the
+-- bit_or of their planes, no session hashed again); the days of half-hour zones are built from
+-- their sessions.
+CREATE OR REPLACE FUNCTION refresh_visitor_sketches(rebuild_all boolean) RETURNS void
+LANGUAGE plpgsql
+SET jit = off
+-- DROP TABLE IF EXISTS of the temporary tables would notice "schema pg_temp does not exist".
+SET client_min_messages = warning
+AS $fn$
+DECLARE
+  hour_of constant text := 'date_bin(''1 hour'', s.started_at, timestamptz ''2000-01-01 00:00:00+00'')';
+BEGIN
+  DROP TABLE IF EXISTS pg_temp.sketch_zones, pg_temp.sketch_hours, pg_temp.sketch_days, pg_temp.new_sessions;
+  CREATE TEMPORARY TABLE sketch_zones ON COMMIT DROP AS SELECT * FROM derived_zones(rebuild_all);
+  -- The hours and days rebuilt from their sessions.
+  CREATE TEMPORARY TABLE sketch_hours (project_id text, hour timestamptz) ON COMMIT DROP;
+  CREATE TEMPORARY TABLE sketch_days (project_id text, day timestamptz, timezone text) ON COMMIT DROP;
+  INSERT INTO sketch_days
+  SELECT DISTINCT s.project_id, date_trunc('day', s.started_at, z.timezone), z.timezone
+  FROM sketch_zones z JOIN sessions s ON s.project_id = z.project_id WHERE z.rebuilt;
+
+  IF rebuild_all THEN
+    TRUNCATE visitor_sketches, visitor_day_sketches;
+    PERFORM insert_visitor_sketches('visitor_sketches', ARRAY['hour'],
+      format('SELECT s.project_id, %s AS hour, visitor_entry(s.profile_id) AS entry FROM sessions s', hour_of));
+  ELSE
+    EXECUTE format($sql$
+    INSERT INTO sketch_hours
+    SELECT DISTINCT s.project_id, h.hour
+    FROM touched_before b
+    JOIN sessions s ON s.project_id = b.project_id AND s.id = b.id
+    CROSS JOIN LATERAL (VALUES (%1$s), (%2$s)) AS h(hour)
+    WHERE %1$s <> %2$s OR b.profile_id IS DISTINCT FROM s.profile_id
+    $sql$, replace(hour_of, 's.', 'b.'), hour_of);
+    INSERT INTO sketch_days
+    SELECT DISTINCT s.project_id, d.day, z.timezone
+    FROM touched_before b
+    JOIN sessions s ON s.project_id = b.project_id AND s.id = b.id
+    JOIN sketch_zones z ON z.project_id = s.project_id AND NOT z.rebuilt
+    CROSS JOIN LATERAL (VALUES (date_trunc('day', b.started_at, z.timezone)), (date_trunc('day', s.started_at, z.timezone))) AS d(day)
+    WHERE date_trunc('day', b.started_at, z.timezone) <> date_trunc('day', s.started_at, z.timezone)
+      OR b.profile_id IS DISTINCT FROM s.profile_id;
+    DELETE FROM visitor_sketches v USING sketch_hours h WHERE v.project_id = h.project_id AND v.hour = h.hour;
+    PERFORM insert_visitor_sketches('visitor_sketches', ARRAY['hour'],
+      format('SELECT s.project_id, h.hour, visitor_entry(s.profile_id) AS entry FROM sketch_hours h'
+        ' JOIN sessions s ON s.project_id = h.project_id AND s.started_at >= h.hour AND s.started_at < h.hour + interval ''1 hour'''));
+    -- The new sessions, merged into the sketches of their hour (before the days are built from hours).
+    CREATE TEMPORARY TABLE new_sessions ON COMMIT DROP AS
+    SELECT s.project_id, s.started_at, s.profile_id
+    FROM touched_sessions t JOIN sessions s ON s.project_id = t.project_id AND s.id = t.session_id
+    WHERE NOT EXISTS (SELECT 1 FROM touched_before b WHERE b.project_id = s.project_id AND b.id = s.id);
+    PERFORM insert_visitor_sketches('visitor_sketches', ARRAY['hour'],
+      format('SELECT s.project_id, %s AS hour, visitor_entry(s.profile_id) AS entry FROM new_sessions s', hour_of));
+  END IF;
+
+  -- The days rebuilt: whole-hour days from their hours, the others from their sessions.
+  ANALYZE sketch_days;
+  DELETE FROM visitor_day_sketches v USING sketch_zones z WHERE v.project_id = z.project_id AND z.rebuilt;
+  DELETE FROM visitor_day_sketches v USING sketch_days d WHERE v.project_id = d.project_id AND v.day = d.day;
+  -- The next midnight is that of the next local date, not the day's first instant plus a day: a
+  -- day without a midnight (a spring change at 00:00, as in America/Santiago) starts at 01:00, and
+  -- the day after it at 00:00 again, which adding a day to 01:00 would count in both days.
+  CREATE TEMPORARY TABLE whole_hour_days ON COMMIT DROP AS
+  SELECT project_id, day, ((day AT TIME ZONE timezone)::date + 1)::timestamp AT TIME ZONE timezone AS next_day
+  FROM sketch_days;
+  DELETE FROM whole_hour_days
+  WHERE date_trunc('hour', day, 'UTC') <> day OR date_trunc('hour', next_day, 'UTC') <> next_day;
+  ANALYZE whole_hour_days;
+  INSERT INTO visitor_day_sketches (project_id, day, plane, registers)
+  SELECT d.project_id, d.day, v.plane, bit_or(v.registers)
+  FROM whole_hour_days d
+  JOIN visitor_sketches v ON v.project_id = d.project_id AND v.hour >= d.day AND v.hour < d.next_day
+  GROUP BY d.project_id, d.day, v.plane;
+  PERFORM insert_visitor_sketches('visitor_day_sketches', ARRAY['day'],
+    $$SELECT s.project_id, d.day, visitor_entry(s.profile_id) AS entry
+      FROM sketch_days d JOIN sessions s ON s.project_id = d.project_id AND s.started_at >= d.day
+      AND s.started_at < ((d.day AT TIME ZONE d.timezone)::date + 1)::timestamp AT TIME ZONE d.timezone
+      WHERE NOT EXISTS (SELECT 1 FROM whole_hour_days w WHERE w.project_id = d.project_id AND w.day = d.day)$$);
+  DROP TABLE whole_hour_days;
+
+  IF NOT rebuild_all THEN
+    -- The new sessions of the other days, merged into their sketches.
+    PERFORM insert_visitor_sketches('visitor_day_sketches', ARRAY['day'],
+      $$SELECT s.project_id, date_trunc('day', s.started_at, z.timezone) AS day, visitor_entry(s.profile_id) AS entry
+        FROM new_sessions s JOIN sketch_zones z ON z.project_id = s.project_id AND NOT z.rebuilt
+        WHERE NOT EXISTS (SELECT 1 FROM sketch_days d WHERE d.project_id = s.project_id
+          AND d.day = date_trunc('day', s.started_at, z.timezone))$$);
+  END IF;
+END;
+$fn$;
