@@ -2,7 +2,7 @@
 -- (visitor_dimension_sketches) of the sessions refresh_session_rollups
 -- (src/db/routines/refresh_session_rollups.sql) has just derived. It calls this after the day
 -- rollups and before it records each project's timezone in rollup_timezones, with the temporary
--- tables `touched_sessions` (the sessions of this run) and `touched_before` (their rows as they
+-- tables `touched_after` (the sessions of this run as it wrote them) and `touched_before` (their rows as they
 -- were before this run; none for new sessions).
 --
 -- A day is the project's own (its timezone, UTC when it has none); a session counts under the
@@ -58,7 +58,7 @@ BEGIN
   CREATE TEMPORARY TABLE dimension_days ON COMMIT DROP AS
   SELECT DISTINCT z.project_id, d.day
   FROM touched_before b
-  JOIN sessions s ON s.project_id = b.project_id AND s.id = b.id
+  JOIN touched_after s ON s.project_id = b.project_id AND s.id = b.id
   JOIN dimension_zones z ON z.project_id = s.project_id AND NOT z.rebuilt
   CROSS JOIN LATERAL (VALUES (date_trunc('day', b.started_at, z.timezone)), (date_trunc('day', s.started_at, z.timezone))) AS d(day)
   WHERE date_trunc('day', b.started_at, z.timezone) <> date_trunc('day', s.started_at, z.timezone)
@@ -91,7 +91,7 @@ BEGIN
   -- Merged: the new sessions of the other days.
   DROP TABLE dimension_sessions, dimension_groups;
   EXECUTE format('CREATE TEMPORARY TABLE dimension_sessions ON COMMIT DROP AS ' || sessions_of,
-    'touched_sessions t JOIN sessions s ON s.project_id = t.project_id AND s.id = t.session_id'
+    'touched_after s'
     ' JOIN dimension_zones z ON z.project_id = s.project_id AND NOT z.rebuilt'
     ' WHERE NOT EXISTS (SELECT 1 FROM touched_before b WHERE b.project_id = s.project_id AND b.id = s.id)'
     ' AND NOT EXISTS (SELECT 1 FROM dimension_days d WHERE d.project_id = s.project_id'

@@ -2,7 +2,7 @@
 -- value (page_dimension_rollups) of the sessions refresh_session_rollups
 -- (src/db/routines/refresh_session_rollups.sql) has just derived. It calls this after the session
 -- pages are rewritten (refresh_rollups, src/db/routines/refresh_rollups.sql) and before it records
--- each project's timezone in rollup_timezones, with the temporary tables `touched_sessions`,
+-- each project's timezone in rollup_timezones, with the temporary tables `touched_after`,
 -- `touched_before` (their rows as they were before this run; none for new sessions),
 -- `touched_pages_before` (their session pages as they were) and `touched_pages` (as they are).
 --
@@ -27,18 +27,25 @@ AS $fn$
 DECLARE
   keys text[] := ARRAY['project_id', 'day', 'dimension', 'name', 'origin', 'path', 'title'];
   sums text[] := ARRAY['sessions', 'pageviews', 'bounces', 'duration_ms', 'timed_views'];
-  -- Screened pages of some sessions, narrow, each with the sign of its contribution: %1$s is the
-  -- FROM clause that yields the pages as `p`, their sessions as `s` and their project's zone as
-  -- `z`, %2$s the sign.
+  -- Screened pages of some sessions, narrow: their day, page, the session's values and the signed
+  -- contributions to each sum. %1$s is the FROM clause that yields the pages as `p`, their
+  -- sessions as `s` and their project's zone as `z`, %2$s the sign.
   pages_of text := 'SELECT s.project_id COLLATE "C" AS project_id, date_trunc(''day'', s.started_at, z.timezone) AS day,'
-    ' %2$s::integer AS sign, p.origin COLLATE "C" AS origin, p.path COLLATE "C" AS path, p.title COLLATE "C" AS title,'
-    ' s.is_bounce, p.views, p.duration_ms, p.timed_views'
+    ' p.origin COLLATE "C" AS origin, p.path COLLATE "C" AS path, p.title COLLATE "C" AS title'
     || (SELECT string_agg(format(', nullif(s.%1$I, '''') COLLATE "C" AS %1$I', d.dimension), '') FROM session_dimensions() AS d)
-    || ' FROM %1$s AND p.views > 0';
-  -- The signed sums of every dimension's (day, value, page, title) groups in dimension_pages.
+    || ', %2$s::integer AS sessions, %2$s * p.views AS pageviews, CASE WHEN s.is_bounce THEN %2$s ELSE 0 END AS bounces,'
+       ' %2$s * p.duration_ms AS duration_ms, %2$s * p.timed_views AS timed_views FROM %1$s AND p.views > 0';
+  -- Those rows summed per day, page and values: the page of a touched session that stayed in its
+  -- day with the same values nets its old and new rows into one.
+  netted text := 'SELECT project_id, day, origin, path, title'
+    || (SELECT string_agg(format(', %I', d.dimension), '') FROM session_dimensions() AS d)
+    || ', sum(sessions) AS sessions, sum(pageviews) AS pageviews, sum(bounces) AS bounces, sum(duration_ms) AS duration_ms,'
+       ' sum(timed_views) AS timed_views FROM (%s) AS signed GROUP BY project_id, day, origin, path, title'
+    || (SELECT string_agg(format(', %I', d.dimension), '') FROM session_dimensions() AS d);
+  -- The sums of every dimension's (day, value, page, title) groups in dimension_pages.
   groups text := (SELECT string_agg(format('SELECT project_id, day, %1$L AS dimension, %1$I AS name, origin, path, title,'
-      ' sum(sign) AS sessions, sum(sign * views) AS pageviews, coalesce(sum(sign) FILTER (WHERE is_bounce), 0) AS bounces,'
-      ' sum((sign * duration_ms)::float8) AS duration_ms, sum(sign * timed_views) AS timed_views'
+      ' sum(sessions) AS sessions, sum(pageviews) AS pageviews, sum(bounces) AS bounces,'
+      ' sum(duration_ms::float8) AS duration_ms, sum(timed_views) AS timed_views'
       ' FROM dimension_pages GROUP BY 1, 2, 4, 5, 6, 7', d.dimension), ' UNION ALL ')
     FROM session_dimensions() AS d);
 BEGIN
@@ -65,13 +72,12 @@ BEGIN
   -- By difference, for the others: the pages of the touched sessions as they were, subtracted,
   -- and as they are, added.
   DROP TABLE dimension_pages;
-  EXECUTE 'CREATE TEMPORARY TABLE dimension_pages ON COMMIT DROP AS ' || format(pages_of,
+  EXECUTE 'CREATE TEMPORARY TABLE dimension_pages ON COMMIT DROP AS ' || format(netted, format(pages_of,
     'touched_before s JOIN page_zones z ON z.project_id = s.project_id AND NOT z.rebuilt'
     ' JOIN touched_pages_before p ON p.project_id = s.project_id AND p.session_id = s.id WHERE true', '-1')
     || ' UNION ALL ' || format(pages_of,
-    'touched_sessions t JOIN sessions s ON s.project_id = t.project_id AND s.id = t.session_id'
-    ' JOIN page_zones z ON z.project_id = s.project_id AND NOT z.rebuilt'
-    ' JOIN touched_pages p ON p.project_id = s.project_id AND p.session_id = s.id WHERE true', '1');
+    'touched_after s JOIN page_zones z ON z.project_id = s.project_id AND NOT z.rebuilt'
+    ' JOIN touched_pages p ON p.project_id = s.project_id AND p.session_id = s.id WHERE true', '1'));
   ANALYZE dimension_pages;
   IF EXISTS (SELECT 1 FROM dimension_pages) THEN
     PERFORM add_rollup_rows('page_dimension_rollups', keys, sums, groups, true);

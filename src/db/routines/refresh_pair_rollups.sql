@@ -2,7 +2,7 @@
 -- values (session_pair_rollups) of the sessions refresh_session_rollups
 -- (src/db/routines/refresh_session_rollups.sql) has just derived. It calls this after the other
 -- routines per project day and before it records each project's timezone in rollup_timezones,
--- with the temporary tables `touched_sessions` (the sessions of this run) and `touched_before`
+-- with the temporary tables `touched_after` (the sessions of this run as it wrote them) and `touched_before`
 -- (their rows as they were before this run; none for new sessions).
 --
 -- A row holds the sessions of one day (the project's; UTC when it has none) with value `name` of
@@ -31,24 +31,31 @@ SET jit = off
 SET client_min_messages = warning
 AS $fn$
 DECLARE
-  -- Some sessions, narrow, each with the sign of its contribution: %1$s is the FROM clause that
-  -- yields them as `s` and their project's zone as `z`, %2$s the sign.
-  sessions_of text := 'SELECT s.project_id COLLATE "C" AS project_id, date_trunc(''day'', s.started_at, z.timezone) AS day,'
-    ' %2$s::integer AS sign, s.is_bounce, s.screen_view_count, s.duration_ms, s.revenue'
+  -- Some sessions, narrow: their day, values and signed contributions to each sum (%2$s is the
+  -- sign); %1$s is the FROM clause that yields them as `s` and their project's zone as `z`.
+  sessions_of text := 'SELECT s.project_id COLLATE "C" AS project_id, date_trunc(''day'', s.started_at, z.timezone) AS day'
     || (SELECT string_agg(format(', nullif(s.%1$I, '''') COLLATE "C" AS %1$I', d.dimension), '') FROM session_dimensions() AS d)
-    || ' FROM %1$s';
+    || ', %2$s::integer AS sessions, CASE WHEN s.is_bounce THEN %2$s ELSE 0 END AS bounces,'
+       ' %2$s * s.screen_view_count AS screen_views, CASE WHEN s.duration_ms > 0 THEN %2$s * s.duration_ms ELSE 0 END AS duration_ms,'
+       ' CASE WHEN s.duration_ms > 0 THEN %2$s ELSE 0 END AS timed_sessions, %2$s * s.revenue AS revenue FROM %1$s';
+  -- The same rows summed per day and values: a touched session whose day and values did not change
+  -- nets its old and new rows into one, which halves what the 153 aggregates below read.
+  netted text := 'SELECT project_id, day'
+    || (SELECT string_agg(format(', %I', d.dimension), '') FROM session_dimensions() AS d)
+    || ', sum(sessions) AS sessions, sum(bounces) AS bounces, sum(screen_views) AS screen_views,'
+       ' sum(duration_ms) AS duration_ms, sum(timed_sessions) AS timed_sessions, sum(revenue) AS revenue FROM (%s) AS signed'
+       ' GROUP BY project_id, day'
+    || (SELECT string_agg(format(', %I', d.dimension), '') FROM session_dimensions() AS d);
   keys text[] := ARRAY['project_id', 'day', 'dimension', 'name', 'prefix', 'by_dimension', 'by_name', 'by_prefix'];
   sums text[] := ARRAY['sessions', 'bounces', 'screen_views', 'duration_ms', 'timed_sessions', 'revenue'];
-  -- The signed sums of every pair's (day, value, value) groups in pair_sessions.
+  -- The sums of every pair's (day, value, value) groups in pair_sessions.
   -- Durations and revenue are summed as float8, exact for every total below 2^53 (285,000 years of
   -- milliseconds), where a bigint sum keeps a 128-bit state per group: a full build takes 40 %
   -- less time.
   pairs text := (SELECT string_agg(format('SELECT project_id, day, %1$L AS dimension, %1$I AS name, %2$s AS prefix,'
-      ' %3$L AS by_dimension, %3$I AS by_name, %4$s AS by_prefix, sum(sign) AS sessions,'
-      ' coalesce(sum(sign) FILTER (WHERE is_bounce), 0) AS bounces, sum(sign * screen_view_count) AS screen_views,'
-      ' coalesce(sum((sign * duration_ms)::float8) FILTER (WHERE duration_ms > 0), 0) AS duration_ms,'
-      ' coalesce(sum(sign) FILTER (WHERE duration_ms > 0), 0) AS timed_sessions, sum((sign * revenue)::float8) AS revenue'
-      ' FROM pair_sessions GROUP BY 1, 2, 4, 5, 7, 8',
+      ' %3$L AS by_dimension, %3$I AS by_name, %4$s AS by_prefix, sum(sessions) AS sessions, sum(bounces) AS bounces,'
+      ' sum(screen_views) AS screen_views, sum(duration_ms::float8) AS duration_ms, sum(timed_sessions) AS timed_sessions,'
+      ' sum(revenue::float8) AS revenue FROM pair_sessions GROUP BY 1, 2, 4, 5, 7, 8',
       a.dimension, coalesce(quote_ident(a.prefix), 'NULL::text'), b.dimension, coalesce(quote_ident(b.prefix), 'NULL::text')),
       ' UNION ALL ')
     FROM session_dimensions() WITH ORDINALITY AS a(dimension, prefix, position)
@@ -76,10 +83,10 @@ BEGIN
   -- By difference, for the others: the touched sessions before this run, subtracted, and now,
   -- added, into the groups as they stand (add_rollup_rows, src/db/routines/add_rollup_rows.sql).
   DROP TABLE pair_sessions;
-  EXECUTE 'CREATE TEMPORARY TABLE pair_sessions ON COMMIT DROP AS '
-    || format(sessions_of, 'touched_before s JOIN pair_zones z ON z.project_id = s.project_id AND NOT z.rebuilt', '-1')
-    || ' UNION ALL ' || format(sessions_of, 'touched_sessions t JOIN sessions s ON s.project_id = t.project_id AND s.id = t.session_id'
-      ' JOIN pair_zones z ON z.project_id = s.project_id AND NOT z.rebuilt', '1');
+  EXECUTE 'CREATE TEMPORARY TABLE pair_sessions ON COMMIT DROP AS ' || format(netted,
+    format(sessions_of, 'touched_before s JOIN pair_zones z ON z.project_id = s.project_id AND NOT z.rebuilt', '-1')
+    || ' UNION ALL ' || format(sessions_of, 'touched_after s'
+      ' JOIN pair_zones z ON z.project_id = s.project_id AND NOT z.rebuilt', '1'));
   ANALYZE pair_sessions;
   IF EXISTS (SELECT 1 FROM pair_sessions) THEN
     PERFORM add_rollup_rows('session_pair_rollups', keys, sums, pairs, true);

@@ -2,7 +2,7 @@
 -- (session_rollups, session_day_rollups, page_rollups, page_day_rollups) and the session pages
 -- (session_pages) of the sessions refresh_session_rollups (src/db/routines/refresh_session_rollups.sql)
 -- has just derived. It calls this first after writing the sessions, with the temporary tables
--- `touched_sessions` (the sessions of this run), `touched_before` (their rows as they were before
+-- `touched_after` (the sessions of this run as it wrote them), `touched_before` (their rows as they were before
 -- this run; none for new sessions) and `touched_pages_before` (their session pages as they were),
 -- and leaves `touched_pages` (their session pages as they are now) to the routines after it.
 --
@@ -38,22 +38,29 @@ AS $fn$
 DECLARE
   session_sums text[] := ARRAY['sessions', 'bounces', 'screen_views', 'duration_ms', 'timed_sessions', 'revenue'];
   page_sums text[] := ARRAY['sessions', 'pageviews', 'bounces', 'duration_ms', 'timed_views'];
-  -- Some sessions, narrow, each with the sign of its contribution, its hour and its day (either
-  -- NULL where this run does not write it): %1$s is the FROM clause that yields them as `s` and
-  -- their project's zone as `z`, %2$s the sign, %3$s and %4$s whether their hour and day count.
+  -- Some sessions, narrow: their hour and day (either NULL where this run does not write it),
+  -- values and signed contributions to each sum. %1$s is the FROM clause that yields them as `s`
+  -- and their project's zone as `z`, %2$s the sign, %3$s and %4$s whether their hour and day count.
   -- Events of a project without a `projects` row have hours but no days (no zone to cut them in).
-  sessions_of text := 'SELECT s.project_id COLLATE "C" AS project_id, %2$s::integer AS sign,'
+  sessions_of text := 'SELECT s.project_id COLLATE "C" AS project_id,'
     ' CASE WHEN %3$s THEN date_bin(''1 hour'', s.started_at, timestamptz ''2000-01-01 00:00:00+00'') END AS hour,'
-    ' CASE WHEN %4$s THEN date_trunc(''day'', s.started_at, z.timezone) END AS day,'
-    ' s.is_bounce, s.screen_view_count, s.duration_ms, s.revenue'
+    ' CASE WHEN %4$s THEN date_trunc(''day'', s.started_at, z.timezone) END AS day'
     || (SELECT string_agg(format(', nullif(s.%1$I, '''') COLLATE "C" AS %1$I', d.dimension), '') FROM session_dimensions() AS d)
-    || ' FROM %1$s';
-  -- The signed sums per unit (%1$I, `hour` or `day`) of all sessions and of every dimension's
-  -- values in rollup_sessions. Durations and revenue are summed as float8, exact below 2^53.
-  session_aggregates text := 'sum(sign) AS sessions, coalesce(sum(sign) FILTER (WHERE is_bounce), 0) AS bounces,'
-    ' sum(sign * screen_view_count) AS screen_views,'
-    ' coalesce(sum((sign * duration_ms)::float8) FILTER (WHERE duration_ms > 0), 0) AS duration_ms,'
-    ' coalesce(sum(sign) FILTER (WHERE duration_ms > 0), 0) AS timed_sessions, sum((sign * revenue)::float8) AS revenue';
+    || ', %2$s::integer AS sessions, CASE WHEN s.is_bounce THEN %2$s ELSE 0 END AS bounces,'
+       ' %2$s * s.screen_view_count AS screen_views, CASE WHEN s.duration_ms > 0 THEN %2$s * s.duration_ms ELSE 0 END AS duration_ms,'
+       ' CASE WHEN s.duration_ms > 0 THEN %2$s ELSE 0 END AS timed_sessions, %2$s * s.revenue AS revenue FROM %1$s';
+  -- Those rows summed per hour, day and values: a touched session that stayed in its hour and day
+  -- with the same values nets its old and new rows into one.
+  sessions_netted text := 'SELECT project_id, hour, day'
+    || (SELECT string_agg(format(', %I', d.dimension), '') FROM session_dimensions() AS d)
+    || ', sum(sessions) AS sessions, sum(bounces) AS bounces, sum(screen_views) AS screen_views,'
+       ' sum(duration_ms) AS duration_ms, sum(timed_sessions) AS timed_sessions, sum(revenue) AS revenue FROM (%s) AS signed'
+       ' GROUP BY project_id, hour, day'
+    || (SELECT string_agg(format(', %I', d.dimension), '') FROM session_dimensions() AS d);
+  -- The sums per unit (%1$I, `hour` or `day`) of all sessions and of every dimension's values in
+  -- rollup_sessions. Durations and revenue are summed as float8, exact below 2^53.
+  session_aggregates text := 'sum(sessions) AS sessions, sum(bounces) AS bounces, sum(screen_views) AS screen_views,'
+    ' sum(duration_ms::float8) AS duration_ms, sum(timed_sessions) AS timed_sessions, sum(revenue::float8) AS revenue';
   session_groups text := format('SELECT project_id, %%1$I, '''' AS dimension, NULL::text AS name, NULL::text AS prefix, %s'
       ' FROM rollup_sessions WHERE %%1$I IS NOT NULL GROUP BY 1, 2', session_aggregates)
     || (SELECT string_agg(format(' UNION ALL SELECT project_id, %%1$I, %1$L, %1$I, %2$s, %3$s'
@@ -62,14 +69,18 @@ DECLARE
       FROM session_dimensions() AS d);
   -- Screened pages, narrow, signed like the sessions: %1$s yields them as `p` with their
   -- project's zone as `z`.
-  pages_of text := 'SELECT p.project_id COLLATE "C" AS project_id, %2$s::integer AS sign,'
+  pages_of text := 'SELECT p.project_id COLLATE "C" AS project_id,'
     ' CASE WHEN %3$s THEN date_bin(''1 hour'', p.started_at, timestamptz ''2000-01-01 00:00:00+00'') END AS hour,'
     ' CASE WHEN %4$s THEN date_trunc(''day'', p.started_at, z.timezone) END AS day,'
     ' p.origin COLLATE "C" AS origin, p.path COLLATE "C" AS path, p.title COLLATE "C" AS title,'
-    ' p.is_bounce, p.views, p.duration_ms, p.timed_views FROM %1$s AND p.views > 0';
-  page_groups text := 'SELECT project_id, %1$I, origin, path, title, sum(sign) AS sessions, sum(sign * views) AS pageviews,'
-    ' coalesce(sum(sign) FILTER (WHERE is_bounce), 0) AS bounces, sum((sign * duration_ms)::float8) AS duration_ms,'
-    ' sum(sign * timed_views) AS timed_views FROM rollup_pages WHERE %1$I IS NOT NULL GROUP BY 1, 2, 3, 4, 5';
+    ' %2$s::integer AS sessions, %2$s * p.views AS pageviews, CASE WHEN p.is_bounce THEN %2$s ELSE 0 END AS bounces,'
+    ' %2$s * p.duration_ms AS duration_ms, %2$s * p.timed_views AS timed_views FROM %1$s AND p.views > 0';
+  pages_netted text := 'SELECT project_id, hour, day, origin, path, title, sum(sessions) AS sessions,'
+    ' sum(pageviews) AS pageviews, sum(bounces) AS bounces, sum(duration_ms) AS duration_ms, sum(timed_views) AS timed_views'
+    ' FROM (%s) AS signed GROUP BY project_id, hour, day, origin, path, title';
+  page_groups text := 'SELECT project_id, %1$I, origin, path, title, sum(sessions) AS sessions, sum(pageviews) AS pageviews,'
+    ' sum(bounces) AS bounces, sum(duration_ms::float8) AS duration_ms, sum(timed_views) AS timed_views'
+    ' FROM rollup_pages WHERE %1$I IS NOT NULL GROUP BY 1, 2, 3, 4, 5';
   page_indexes text[];
   page_index_names text[];
   page_index text;
@@ -122,7 +133,7 @@ BEGIN
   JOIN events e ON e.project_id = s.project_id AND e.session_id = s.id
   GROUP BY s.project_id, s.id, s.started_at, s.is_bounce, e.origin, e.path
   $sql$, CASE WHEN rebuild_all THEN 'sessions s' ELSE
-    'touched_sessions t JOIN sessions s ON s.project_id = t.project_id AND s.id = t.session_id' END);
+    'touched_after s' END);
   -- Written in time order, a window's rows sit together: a one-day page list then reads a
   -- ninetieth of a 90-day table's pages, not rows scattered over all of them (10M events:
   -- 0.65 s -> 0.15 s). Later runs append recent sessions, which keeps the order.
@@ -162,18 +173,18 @@ BEGIN
   -- By difference: the touched sessions and their pages before this run, subtracted, and now,
   -- added, into the groups as they stand; the day rows of the projects rebuilt above are left out.
   DROP TABLE rollup_sessions, rollup_pages;
-  EXECUTE 'CREATE TEMPORARY TABLE rollup_sessions ON COMMIT DROP AS '
-    || format(sessions_of, 'touched_before s LEFT JOIN rollup_zones z ON z.project_id = s.project_id', '-1', 'true', 'NOT z.rebuilt')
-    || ' UNION ALL ' || format(sessions_of, 'touched_sessions t JOIN sessions s ON s.project_id = t.project_id AND s.id = t.session_id'
-      ' LEFT JOIN rollup_zones z ON z.project_id = s.project_id', '1', 'true', 'NOT z.rebuilt');
+  EXECUTE 'CREATE TEMPORARY TABLE rollup_sessions ON COMMIT DROP AS ' || format(sessions_netted,
+    format(sessions_of, 'touched_before s LEFT JOIN rollup_zones z ON z.project_id = s.project_id', '-1', 'true', 'NOT z.rebuilt')
+    || ' UNION ALL ' || format(sessions_of, 'touched_after s'
+      ' LEFT JOIN rollup_zones z ON z.project_id = s.project_id', '1', 'true', 'NOT z.rebuilt'));
   ANALYZE rollup_sessions;
   PERFORM add_rollup_rows('session_rollups', ARRAY['project_id', 'hour', 'dimension', 'name', 'prefix'], session_sums,
     format(session_groups, 'hour'), true);
   PERFORM add_rollup_rows('session_day_rollups', ARRAY['project_id', 'day', 'dimension', 'name', 'prefix'], session_sums,
     format(session_groups, 'day'), true);
-  EXECUTE 'CREATE TEMPORARY TABLE rollup_pages ON COMMIT DROP AS '
-    || format(pages_of, 'touched_pages_before p LEFT JOIN rollup_zones z ON z.project_id = p.project_id WHERE true', '-1', 'true', 'NOT z.rebuilt')
-    || ' UNION ALL ' || format(pages_of, 'touched_pages p LEFT JOIN rollup_zones z ON z.project_id = p.project_id WHERE true', '1', 'true', 'NOT z.rebuilt');
+  EXECUTE 'CREATE TEMPORARY TABLE rollup_pages ON COMMIT DROP AS ' || format(pages_netted,
+    format(pages_of, 'touched_pages_before p LEFT JOIN rollup_zones z ON z.project_id = p.project_id WHERE true', '-1', 'true', 'NOT z.rebuilt')
+    || ' UNION ALL ' || format(pages_of, 'touched_pages p LEFT JOIN rollup_zones z ON z.project_id = p.project_id WHERE true', '1', 'true', 'NOT z.rebuilt'));
   ANALYZE rollup_pages;
   PERFORM add_rollup_rows('page_rollups', ARRAY['project_id', 'hour', 'origin', 'path', 'title'], page_sums,
     format(page_groups, 'hour'), true);

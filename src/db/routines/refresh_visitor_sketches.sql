@@ -1,7 +1,7 @@
 -- refresh_visitor_sketches(rebuild_all): the visitor sketches per hour and per project day
 -- (visitor_sketches, visitor_day_sketches) of the sessions refresh_session_rollups
 -- (src/db/routines/refresh_session_rollups.sql) has just derived. It calls this after
--- refresh_rollups, with the temporary tables `touched_sessions` (the sessions of this run) and
+-- refresh_rollups, with the temporary tables `touched_after` (the sessions of this run as it wrote them) and
 -- `touched_before` (their rows as they were before this run; none for new sessions).
 --
 -- A sketch cannot forget a visitor, but the union of two sketches is the sketch of the union and
@@ -44,14 +44,14 @@ BEGIN
     INSERT INTO sketch_hours
     SELECT DISTINCT s.project_id, h.hour
     FROM touched_before b
-    JOIN sessions s ON s.project_id = b.project_id AND s.id = b.id
+    JOIN touched_after s ON s.project_id = b.project_id AND s.id = b.id
     CROSS JOIN LATERAL (VALUES (%1$s), (%2$s)) AS h(hour)
     WHERE %1$s <> %2$s OR b.profile_id IS DISTINCT FROM s.profile_id
     $sql$, replace(hour_of, 's.', 'b.'), hour_of);
     INSERT INTO sketch_days
     SELECT DISTINCT s.project_id, d.day, z.timezone
     FROM touched_before b
-    JOIN sessions s ON s.project_id = b.project_id AND s.id = b.id
+    JOIN touched_after s ON s.project_id = b.project_id AND s.id = b.id
     JOIN sketch_zones z ON z.project_id = s.project_id AND NOT z.rebuilt
     CROSS JOIN LATERAL (VALUES (date_trunc('day', b.started_at, z.timezone)), (date_trunc('day', s.started_at, z.timezone))) AS d(day)
     WHERE date_trunc('day', b.started_at, z.timezone) <> date_trunc('day', s.started_at, z.timezone)
@@ -63,7 +63,7 @@ BEGIN
     -- The new sessions, merged into the sketches of their hour (before the days are built from hours).
     CREATE TEMPORARY TABLE new_sessions ON COMMIT DROP AS
     SELECT s.project_id, s.started_at, s.profile_id
-    FROM touched_sessions t JOIN sessions s ON s.project_id = t.project_id AND s.id = t.session_id
+    FROM touched_after s
     WHERE NOT EXISTS (SELECT 1 FROM touched_before b WHERE b.project_id = s.project_id AND b.id = s.id);
     PERFORM insert_visitor_sketches('visitor_sketches', ARRAY['hour'],
       format('SELECT s.project_id, %s AS hour, visitor_entry(s.profile_id) AS entry FROM new_sessions s', hour_of));
