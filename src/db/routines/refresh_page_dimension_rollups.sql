@@ -31,16 +31,17 @@ DECLARE
   -- contributions to each sum. %1$s is the FROM clause that yields the pages as `p`, their
   -- sessions as `s` and their project's zone as `z`, %2$s the sign.
   pages_of text := 'SELECT s.project_id COLLATE "C" AS project_id, date_trunc(''day'', s.started_at, z.timezone) AS day,'
-    ' p.origin COLLATE "C" AS origin, p.path COLLATE "C" AS path, p.title COLLATE "C" AS title'
+    ' p.origin COLLATE "C" AS origin, p.path COLLATE "C" AS path, p.title COLLATE "C" AS title,'
+    ' %2$s::integer AS sessions, %2$s * p.views AS pageviews, CASE WHEN s.is_bounce THEN %2$s ELSE 0 END AS bounces,'
+    ' %2$s * p.duration_ms AS duration_ms, %2$s * p.timed_views AS timed_views'
     || (SELECT string_agg(format(', nullif(s.%1$I, '''') COLLATE "C" AS %1$I', d.dimension), '') FROM session_dimensions() AS d)
-    || ', %2$s::integer AS sessions, %2$s * p.views AS pageviews, CASE WHEN s.is_bounce THEN %2$s ELSE 0 END AS bounces,'
-       ' %2$s * p.duration_ms AS duration_ms, %2$s * p.timed_views AS timed_views FROM %1$s AND p.views > 0';
+    || ' FROM %1$s AND p.views > 0';
   -- Those rows summed per day, page and values: the page of a touched session that stayed in its
   -- day with the same values nets its old and new rows into one.
-  netted text := 'SELECT project_id, day, origin, path, title'
+  netted text := 'SELECT project_id, day, origin, path, title, sum(sessions) AS sessions, sum(pageviews) AS pageviews,'
+       ' sum(bounces) AS bounces, sum(duration_ms) AS duration_ms, sum(timed_views) AS timed_views'
     || (SELECT string_agg(format(', %I', d.dimension), '') FROM session_dimensions() AS d)
-    || ', sum(sessions) AS sessions, sum(pageviews) AS pageviews, sum(bounces) AS bounces, sum(duration_ms) AS duration_ms,'
-       ' sum(timed_views) AS timed_views FROM (%s) AS signed GROUP BY project_id, day, origin, path, title'
+    || ' FROM (%s) AS signed GROUP BY project_id, day, origin, path, title'
     || (SELECT string_agg(format(', %I', d.dimension), '') FROM session_dimensions() AS d);
   -- The sums of every dimension's (day, value, page, title) groups in dimension_pages.
   groups text := (SELECT string_agg(format('SELECT project_id, day, %1$L AS dimension, %1$I AS name, origin, path, title,'

@@ -31,20 +31,22 @@ SET jit = off
 SET client_min_messages = warning
 AS $fn$
 DECLARE
-  -- Some sessions, narrow: their day, values and signed contributions to each sum (%2$s is the
-  -- sign); %1$s is the FROM clause that yields them as `s` and their project's zone as `z`.
+  -- Some sessions, narrow: their day, signed contributions to each sum (%2$s is the sign) and
+  -- values; %1$s is the FROM clause that yields them as `s` and their project's zone as `z`. The
+  -- sums come before the 18 values, so each aggregate below decodes a row only up to the two
+  -- values it groups by (as in refresh_rollups, src/db/routines/refresh_rollups.sql).
   sessions_of text := 'SELECT s.project_id COLLATE "C" AS project_id, date_trunc(''day'', s.started_at, z.timezone) AS day'
-    || (SELECT string_agg(format(', nullif(s.%1$I, '''') COLLATE "C" AS %1$I', d.dimension), '') FROM session_dimensions() AS d)
     || ', %2$s::integer AS sessions, CASE WHEN s.is_bounce THEN %2$s ELSE 0 END AS bounces,'
        ' %2$s * s.screen_view_count AS screen_views, CASE WHEN s.duration_ms > 0 THEN %2$s * s.duration_ms ELSE 0 END AS duration_ms,'
-       ' CASE WHEN s.duration_ms > 0 THEN %2$s ELSE 0 END AS timed_sessions, %2$s * s.revenue AS revenue FROM %1$s';
+       ' CASE WHEN s.duration_ms > 0 THEN %2$s ELSE 0 END AS timed_sessions, %2$s * s.revenue AS revenue'
+    || (SELECT string_agg(format(', nullif(s.%1$I, '''') COLLATE "C" AS %1$I', d.dimension), '') FROM session_dimensions() AS d)
+    || ' FROM %1$s';
   -- The same rows summed per day and values: a touched session whose day and values did not change
   -- nets its old and new rows into one, which halves what the 153 aggregates below read.
-  netted text := 'SELECT project_id, day'
+  netted text := 'SELECT project_id, day, sum(sessions) AS sessions, sum(bounces) AS bounces, sum(screen_views) AS screen_views,'
+       ' sum(duration_ms) AS duration_ms, sum(timed_sessions) AS timed_sessions, sum(revenue) AS revenue'
     || (SELECT string_agg(format(', %I', d.dimension), '') FROM session_dimensions() AS d)
-    || ', sum(sessions) AS sessions, sum(bounces) AS bounces, sum(screen_views) AS screen_views,'
-       ' sum(duration_ms) AS duration_ms, sum(timed_sessions) AS timed_sessions, sum(revenue) AS revenue FROM (%s) AS signed'
-       ' GROUP BY project_id, day'
+    || ' FROM (%s) AS signed GROUP BY project_id, day'
     || (SELECT string_agg(format(', %I', d.dimension), '') FROM session_dimensions() AS d);
   keys text[] := ARRAY['project_id', 'day', 'dimension', 'name', 'prefix', 'by_dimension', 'by_name', 'by_prefix'];
   sums text[] := ARRAY['sessions', 'bounces', 'screen_views', 'duration_ms', 'timed_sessions', 'revenue'];

@@ -42,20 +42,24 @@ DECLARE
   -- values and signed contributions to each sum. %1$s is the FROM clause that yields them as `s`
   -- and their project's zone as `z`, %2$s the sign, %3$s and %4$s whether their hour and day count.
   -- Events of a project without a `projects` row have hours but no days (no zone to cut them in).
+  -- The sums come before the 18 values, so each aggregate decodes a row only up to the value it
+  -- groups by (a full build at 1M events: 13.4 s for the hour and day rows with the sums last,
+  -- 8.8 s this way).
   sessions_of text := 'SELECT s.project_id COLLATE "C" AS project_id,'
     ' CASE WHEN %3$s THEN date_bin(''1 hour'', s.started_at, timestamptz ''2000-01-01 00:00:00+00'') END AS hour,'
     ' CASE WHEN %4$s THEN date_trunc(''day'', s.started_at, z.timezone) END AS day'
-    || (SELECT string_agg(format(', nullif(s.%1$I, '''') COLLATE "C" AS %1$I', d.dimension), '') FROM session_dimensions() AS d)
     || ', %2$s::integer AS sessions, CASE WHEN s.is_bounce THEN %2$s ELSE 0 END AS bounces,'
        ' %2$s * s.screen_view_count AS screen_views, CASE WHEN s.duration_ms > 0 THEN %2$s * s.duration_ms ELSE 0 END AS duration_ms,'
-       ' CASE WHEN s.duration_ms > 0 THEN %2$s ELSE 0 END AS timed_sessions, %2$s * s.revenue AS revenue FROM %1$s';
+       ' CASE WHEN s.duration_ms > 0 THEN %2$s ELSE 0 END AS timed_sessions, %2$s * s.revenue AS revenue'
+    || (SELECT string_agg(format(', nullif(s.%1$I, '''') COLLATE "C" AS %1$I', d.dimension), '') FROM session_dimensions() AS d)
+    || ' FROM %1$s';
   -- Those rows summed per hour, day and values: a touched session that stayed in its hour and day
   -- with the same values nets its old and new rows into one.
-  sessions_netted text := 'SELECT project_id, hour, day'
+  sessions_netted text := 'SELECT project_id, hour, day, sum(sessions) AS sessions, sum(bounces) AS bounces,'
+       ' sum(screen_views) AS screen_views, sum(duration_ms) AS duration_ms, sum(timed_sessions) AS timed_sessions,'
+       ' sum(revenue) AS revenue'
     || (SELECT string_agg(format(', %I', d.dimension), '') FROM session_dimensions() AS d)
-    || ', sum(sessions) AS sessions, sum(bounces) AS bounces, sum(screen_views) AS screen_views,'
-       ' sum(duration_ms) AS duration_ms, sum(timed_sessions) AS timed_sessions, sum(revenue) AS revenue FROM (%s) AS signed'
-       ' GROUP BY project_id, hour, day'
+    || ' FROM (%s) AS signed GROUP BY project_id, hour, day'
     || (SELECT string_agg(format(', %I', d.dimension), '') FROM session_dimensions() AS d);
   -- The sums per unit (%1$I, `hour` or `day`) of all sessions and of every dimension's values in
   -- rollup_sessions. Durations and revenue are summed as float8, exact below 2^53.
@@ -84,10 +88,13 @@ DECLARE
   page_indexes text[];
   page_index_names text[];
   page_index text;
-  rebuilt bigint;
+  pages_written bigint;
+  rezoned boolean;
 BEGIN
   DROP TABLE IF EXISTS pg_temp.rollup_zones, pg_temp.rollup_sessions, pg_temp.rollup_pages, pg_temp.touched_pages;
   CREATE TEMPORARY TABLE rollup_zones ON COMMIT DROP AS SELECT * FROM derived_zones(rebuild_all);
+  -- Whether some project's day rows are rebuilt whole in this incremental run (its timezone changed).
+  rezoned := NOT rebuild_all AND EXISTS (SELECT 1 FROM rollup_zones WHERE rollup_zones.rebuilt);
   CREATE TEMPORARY TABLE touched_pages ON COMMIT DROP AS SELECT * FROM session_pages WITH NO DATA;
 
   IF rebuild_all THEN
@@ -102,18 +109,20 @@ BEGIN
     END IF;
     EXECUTE 'CREATE TEMPORARY TABLE rollup_sessions ON COMMIT DROP AS '
       || format(sessions_of, 'sessions s LEFT JOIN rollup_zones z ON z.project_id = s.project_id', '1', 'true', 'true');
-  ELSE
+  ELSIF rezoned THEN
     -- Projects whose timezone changed: their day rows, built again from all of their sessions.
     DELETE FROM session_day_rollups r USING rollup_zones z WHERE r.project_id = z.project_id AND z.rebuilt;
     DELETE FROM page_day_rollups r USING rollup_zones z WHERE r.project_id = z.project_id AND z.rebuilt;
     EXECUTE 'CREATE TEMPORARY TABLE rollup_sessions ON COMMIT DROP AS '
       || format(sessions_of, 'rollup_zones z JOIN sessions s ON s.project_id = z.project_id WHERE z.rebuilt', '1', 'false', 'true');
   END IF;
-  ANALYZE rollup_sessions;
-  EXECUTE format('INSERT INTO session_rollups (project_id, hour, dimension, name, prefix, %s) ',
-    array_to_string(session_sums, ', ')) || format(session_groups, 'hour');
-  EXECUTE format('INSERT INTO session_day_rollups (project_id, day, dimension, name, prefix, %s) ',
-    array_to_string(session_sums, ', ')) || format(session_groups, 'day');
+  IF rebuild_all OR rezoned THEN
+    ANALYZE rollup_sessions;
+    EXECUTE format('INSERT INTO session_rollups (project_id, hour, dimension, name, prefix, %s) ',
+      array_to_string(session_sums, ', ')) || format(session_groups, 'hour');
+    EXECUTE format('INSERT INTO session_day_rollups (project_id, day, dimension, name, prefix, %s) ',
+      array_to_string(session_sums, ', ')) || format(session_groups, 'day');
+  END IF;
 
   -- Session pages: every (origin, path) of any event of each session, with that page's screen
   -- views, of every session on a full build and of the touched ones otherwise (their old pages
@@ -143,15 +152,17 @@ BEGIN
   IF rebuild_all THEN
     EXECUTE 'CREATE TEMPORARY TABLE rollup_pages ON COMMIT DROP AS '
       || format(pages_of, 'touched_pages p LEFT JOIN rollup_zones z ON z.project_id = p.project_id WHERE true', '1', 'true', 'true');
-  ELSE
+  ELSIF rezoned THEN
     EXECUTE 'CREATE TEMPORARY TABLE rollup_pages ON COMMIT DROP AS '
       || format(pages_of, 'rollup_zones z JOIN session_pages p ON p.project_id = z.project_id WHERE z.rebuilt', '1', 'false', 'true');
   END IF;
-  ANALYZE rollup_pages;
-  EXECUTE format('INSERT INTO page_rollups (project_id, hour, origin, path, title, %s) ', array_to_string(page_sums, ', '))
-    || format(page_groups, 'hour');
-  EXECUTE format('INSERT INTO page_day_rollups (project_id, day, origin, path, title, %s) ', array_to_string(page_sums, ', '))
-    || format(page_groups, 'day');
+  IF rebuild_all OR rezoned THEN
+    ANALYZE rollup_pages;
+    EXECUTE format('INSERT INTO page_rollups (project_id, hour, origin, path, title, %s) ', array_to_string(page_sums, ', '))
+      || format(page_groups, 'hour');
+    EXECUTE format('INSERT INTO page_day_rollups (project_id, day, origin, path, title, %s) ', array_to_string(page_sums, ', '))
+      || format(page_groups, 'day');
+  END IF;
 
   IF rebuild_all THEN
     FOREACH page_index IN ARRAY coalesce(page_indexes, '{}') LOOP
@@ -161,8 +172,8 @@ BEGIN
   -- Fresh statistics when this run wrote a large share of the sessions and their pages (the first
   -- build, a bulk load), ahead of autovacuum: a table planned as nearly empty would be scanned once
   -- per session of the other.
-  SELECT count(*) INTO rebuilt FROM touched_pages;
-  IF rebuilt > 1000 AND rebuilt > 0.1 * (SELECT reltuples FROM pg_class WHERE oid = 'session_pages'::regclass) THEN
+  SELECT count(*) INTO pages_written FROM touched_pages;
+  IF pages_written > 1000 AND pages_written > 0.1 * (SELECT reltuples FROM pg_class WHERE oid = 'session_pages'::regclass) THEN
     ANALYZE sessions;
     ANALYZE session_pages;
   END IF;
@@ -172,7 +183,7 @@ BEGIN
 
   -- By difference: the touched sessions and their pages before this run, subtracted, and now,
   -- added, into the groups as they stand; the day rows of the projects rebuilt above are left out.
-  DROP TABLE rollup_sessions, rollup_pages;
+  DROP TABLE IF EXISTS rollup_sessions, rollup_pages;
   EXECUTE 'CREATE TEMPORARY TABLE rollup_sessions ON COMMIT DROP AS ' || format(sessions_netted,
     format(sessions_of, 'touched_before s LEFT JOIN rollup_zones z ON z.project_id = s.project_id', '-1', 'true', 'NOT z.rebuilt')
     || ' UNION ALL ' || format(sessions_of, 'touched_after s'
