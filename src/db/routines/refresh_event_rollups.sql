@@ -72,6 +72,9 @@ BEGIN
       ' duration_max = greatest(r.duration_max, excluded.duration_max), revenue_sum = r.revenue_sum + excluded.revenue_sum,'
       ' revenue_min = least(r.revenue_min, excluded.revenue_min), revenue_max = greatest(r.revenue_max, excluded.revenue_max)';
 
+  IF from_xid = 0 THEN
+    ANALYZE event_rollups;
+  END IF;
   UPDATE derived_state SET processed_xid = next_xid, last_run_at = now() WHERE name = 'event_rollups';
 END;
 $fn$;
