@@ -64,6 +64,16 @@ const camel = (name: string) => name.replace(/_([a-z])/g, (_, letter: string) =>
 
 const keyOf = (parts: Array<string | number | null>) => JSON.stringify(parts);
 
+/** The session sums of a stored rollup row. */
+const sessionSums = (row: Sums): Sums => ({
+  sessions: row.sessions,
+  bounces: row.bounces,
+  screenViews: row.screenViews,
+  durationMs: row.durationMs,
+  timedSessions: row.timedSessions,
+  revenue: row.revenue,
+});
+
 /** Adds a session to the sums of its group `key`, as every session rollup sums it. */
 function addSession(expected: Map<string, Sums>, key: string, session: SessionRow): void {
   const sums = expected.get(key) ?? {
@@ -126,14 +136,7 @@ async function storedPairs(projectId: string): Promise<Map<string, Sums>> {
         row.byName,
         row.byPrefix,
       ]),
-      {
-        sessions: row.sessions,
-        bounces: row.bounces,
-        screenViews: row.screenViews,
-        durationMs: row.durationMs,
-        timedSessions: row.timedSessions,
-        revenue: row.revenue,
-      },
+      sessionSums(row),
     ]),
   );
 }
@@ -229,18 +232,7 @@ async function storedSessionUnits(projectId: string) {
   const stored = (
     unit: Date,
     row: typeof sessionRollups.$inferSelect | typeof sessionDayRollups.$inferSelect,
-  ) =>
-    [
-      keyOf([unit.getTime(), row.dimension, row.name, row.prefix]),
-      {
-        sessions: row.sessions,
-        bounces: row.bounces,
-        screenViews: row.screenViews,
-        durationMs: row.durationMs,
-        timedSessions: row.timedSessions,
-        revenue: row.revenue,
-      },
-    ] as const;
+  ) => [keyOf([unit.getTime(), row.dimension, row.name, row.prefix]), sessionSums(row)] as const;
   const hours = await database.db
     .select()
     .from(sessionRollups)

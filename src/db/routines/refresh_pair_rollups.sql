@@ -36,9 +36,7 @@ DECLARE
   -- sums come before the 18 values, so each aggregate below decodes a row only up to the two
   -- values it groups by (as in refresh_rollups, src/db/routines/refresh_rollups.sql).
   sessions_of text := 'SELECT s.project_id COLLATE "C" AS project_id, date_trunc(''day'', s.started_at, z.timezone) AS day'
-    || ', %2$s::integer AS sessions, CASE WHEN s.is_bounce THEN %2$s ELSE 0 END AS bounces,'
-       ' %2$s * s.screen_view_count AS screen_views, CASE WHEN s.duration_ms > 0 THEN %2$s * s.duration_ms ELSE 0 END AS duration_ms,'
-       ' CASE WHEN s.duration_ms > 0 THEN %2$s ELSE 0 END AS timed_sessions, %2$s * s.revenue AS revenue'
+    || ', ' || signed_session_sums('%2$s')
     || (SELECT string_agg(format(', nullif(s.%1$I, '''') COLLATE "C" AS %1$I', d.dimension), '') FROM session_dimensions() AS d)
     || ' FROM %1$s';
   -- The same rows summed per day and values: a touched session whose day and values did not change

@@ -48,9 +48,7 @@ DECLARE
   sessions_of text := 'SELECT s.project_id COLLATE "C" AS project_id,'
     ' CASE WHEN %3$s THEN date_bin(''1 hour'', s.started_at, timestamptz ''2000-01-01 00:00:00+00'') END AS hour,'
     ' CASE WHEN %4$s THEN date_trunc(''day'', s.started_at, z.timezone) END AS day'
-    || ', %2$s::integer AS sessions, CASE WHEN s.is_bounce THEN %2$s ELSE 0 END AS bounces,'
-       ' %2$s * s.screen_view_count AS screen_views, CASE WHEN s.duration_ms > 0 THEN %2$s * s.duration_ms ELSE 0 END AS duration_ms,'
-       ' CASE WHEN s.duration_ms > 0 THEN %2$s ELSE 0 END AS timed_sessions, %2$s * s.revenue AS revenue'
+    || ', ' || signed_session_sums('%2$s')
     || (SELECT string_agg(format(', nullif(s.%1$I, '''') COLLATE "C" AS %1$I', d.dimension), '') FROM session_dimensions() AS d)
     || ' FROM %1$s';
   -- Those rows summed per hour, day and values: a touched session that stayed in its hour and day

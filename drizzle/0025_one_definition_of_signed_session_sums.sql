@@ -1,0 +1,316 @@
+-- refresh_pair_rollups(rebuild_all): the session aggregates per project day and pair of breakdown
+-- values (session_pair_rollups) of the sessions refresh_session_rollups
+-- (src/db/routines/refresh_session_rollups.sql) has just derived. It calls this after the other
+-- routines per project day and before it records each project's timezone in rollup_timezones,
+-- with the temporary tables `touched_after` (the sessions of this run as it wrote them) and `touched_before`
+-- (their rows as they were before this run; none for new sessions).
+--
+-- A row holds the sessions of one day (the project's; UTC when it has none) with value `name` of
+-- `dimension` and value `by_name` of `by_dimension`, for every unordered pair of the dimensions
+-- of session_dimensions() (src/db/routines/session_dimensions.sql), the first one first; empty
+-- strings and NULL alike are "not set" (NULL). A filter on either dimension of a pair answers a
+-- breakdown by the other from these rows.
+--
+-- Every column is a sum, so the rows are maintained by difference: the touched sessions as they
+-- were before this run are subtracted, as they are now added, and a group left without sessions
+-- is deleted. A run then costs in proportion to the sessions it touched, whatever a day holds
+-- (rebuilding a day per run would not keep up with a busy project's ingest). A session that did
+-- not change adds nothing. A full build (`rebuild_all`) and a project whose timezone changed
+-- (derived_zones, src/db/routines/derived_zones.sql) are built from all of their sessions.
+--
+-- Each of the 153 pairs is one hash aggregate over a narrow temporary copy of the sessions, as
+-- for the single dimensions in refresh_rollups (src/db/routines/refresh_rollups.sql).
+CREATE OR REPLACE FUNCTION refresh_pair_rollups(rebuild_all boolean) RETURNS void
+LANGUAGE plpgsql
+-- The hash aggregates of a full build hold a pair's groups of every day at once; the planner
+-- cannot estimate how few groups there are and would sort instead.
+SET work_mem = '256MB'
+SET enable_sort = off
+SET jit = off
+-- DROP TABLE IF EXISTS of the temporary tables would notice "schema pg_temp does not exist".
+SET client_min_messages = warning
+AS $fn$
+DECLARE
+  -- Some sessions, narrow: their day, signed contributions to each sum (%2$s is the sign) and
+  -- values; %1$s is the FROM clause that yields them as `s` and their project's zone as `z`. The
+  -- sums come before the 18 values, so each aggregate below decodes a row only up to the two
+  -- values it groups by (as in refresh_rollups, src/db/routines/refresh_rollups.sql).
+  sessions_of text := 'SELECT s.project_id COLLATE "C" AS project_id, date_trunc(''day'', s.started_at, z.timezone) AS day'
+    || ', ' || signed_session_sums('%2$s')
+    || (SELECT string_agg(format(', nullif(s.%1$I, '''') COLLATE "C" AS %1$I', d.dimension), '') FROM session_dimensions() AS d)
+    || ' FROM %1$s';
+  -- The same rows summed per day and values: a touched session whose day and values did not change
+  -- nets its old and new rows into one, which halves what the 153 aggregates below read.
+  netted text := 'SELECT project_id, day, sum(sessions) AS sessions, sum(bounces) AS bounces, sum(screen_views) AS screen_views,'
+       ' sum(duration_ms) AS duration_ms, sum(timed_sessions) AS timed_sessions, sum(revenue) AS revenue'
+    || (SELECT string_agg(format(', %I', d.dimension), '') FROM session_dimensions() AS d)
+    || ' FROM (%s) AS signed GROUP BY project_id, day'
+    || (SELECT string_agg(format(', %I', d.dimension), '') FROM session_dimensions() AS d);
+  keys text[] := ARRAY['project_id', 'day', 'dimension', 'name', 'prefix', 'by_dimension', 'by_name', 'by_prefix'];
+  sums text[] := ARRAY['sessions', 'bounces', 'screen_views', 'duration_ms', 'timed_sessions', 'revenue'];
+  -- The sums of every pair's (day, value, value) groups in pair_sessions.
+  -- Durations and revenue are summed as float8, exact for every total below 2^53 (285,000 years of
+  -- milliseconds), where a bigint sum keeps a 128-bit state per group: a full build takes 40 %
+  -- less time.
+  pairs text := (SELECT string_agg(format('SELECT project_id, day, %1$L AS dimension, %1$I AS name, %2$s AS prefix,'
+      ' %3$L AS by_dimension, %3$I AS by_name, %4$s AS by_prefix, sum(sessions) AS sessions, sum(bounces) AS bounces,'
+      ' sum(screen_views) AS screen_views, sum(duration_ms::float8) AS duration_ms, sum(timed_sessions) AS timed_sessions,'
+      ' sum(revenue::float8) AS revenue FROM pair_sessions GROUP BY 1, 2, 4, 5, 7, 8',
+      a.dimension, coalesce(quote_ident(a.prefix), 'NULL::text'), b.dimension, coalesce(quote_ident(b.prefix), 'NULL::text')),
+      ' UNION ALL ')
+    FROM session_dimensions() WITH ORDINALITY AS a(dimension, prefix, position)
+    JOIN session_dimensions() WITH ORDINALITY AS b(dimension, prefix, position) ON a.position < b.position);
+BEGIN
+  DROP TABLE IF EXISTS pg_temp.pair_zones, pg_temp.pair_sessions;
+  CREATE TEMPORARY TABLE pair_zones ON COMMIT DROP AS SELECT * FROM derived_zones(rebuild_all);
+  IF rebuild_all THEN
+    TRUNCATE session_pair_rollups;
+  ELSE
+    DELETE FROM session_pair_rollups p USING pair_zones z WHERE p.project_id = z.project_id AND z.rebuilt;
+  END IF;
+
+  -- Built whole: every session of the projects rebuilt, into groups that no longer exist.
+  EXECUTE 'CREATE TEMPORARY TABLE pair_sessions ON COMMIT DROP AS '
+    || format(sessions_of, 'pair_zones z JOIN sessions s ON s.project_id = z.project_id WHERE z.rebuilt', '1');
+  ANALYZE pair_sessions;
+  IF EXISTS (SELECT 1 FROM pair_sessions) THEN
+    PERFORM add_rollup_rows('session_pair_rollups', keys, sums, pairs, false);
+  END IF;
+  IF rebuild_all THEN
+    RETURN;
+  END IF;
+
+  -- By difference, for the others: the touched sessions before this run, subtracted, and now,
+  -- added, into the groups as they stand (add_rollup_rows, src/db/routines/add_rollup_rows.sql).
+  DROP TABLE pair_sessions;
+  EXECUTE 'CREATE TEMPORARY TABLE pair_sessions ON COMMIT DROP AS ' || format(netted,
+    format(sessions_of, 'touched_before s JOIN pair_zones z ON z.project_id = s.project_id AND NOT z.rebuilt', '-1')
+    || ' UNION ALL ' || format(sessions_of, 'touched_after s'
+      ' JOIN pair_zones z ON z.project_id = s.project_id AND NOT z.rebuilt', '1'));
+  ANALYZE pair_sessions;
+  IF EXISTS (SELECT 1 FROM pair_sessions) THEN
+    PERFORM add_rollup_rows('session_pair_rollups', keys, sums, pairs, true);
+  END IF;
+END;
+$fn$;
+--> statement-breakpoint
+-- refresh_rollups(rebuild_all): the session and page rollups per hour and per project day
+-- (session_rollups, session_day_rollups, page_rollups, page_day_rollups) and the session pages
+-- (session_pages) of the sessions refresh_session_rollups (src/db/routines/refresh_session_rollups.sql)
+-- has just derived. It calls this first after writing the sessions, with the temporary tables
+-- `touched_after` (the sessions of this run as it wrote them), `touched_before` (their rows as they were before
+-- this run; none for new sessions) and `touched_pages_before` (their session pages as they were),
+-- and leaves `touched_pages` (their session pages as they are now) to the routines after it.
+--
+-- An hour is the UTC hour of a session's start, a day the project's (its timezone, UTC when it
+-- has none). A session counts in the '' dimension (all sessions) and under its value of each
+-- dimension of session_dimensions() (src/db/routines/session_dimensions.sql), empty strings and
+-- NULL alike as "not set"; a page row counts a session once per (origin, path, title) it screened.
+--
+-- Every column is a sum, so the rows are maintained by difference (add_rollup_rows,
+-- src/db/routines/add_rollup_rows.sql): the touched sessions and their pages as they were are
+-- subtracted, as they are now added, and a group left without sessions is deleted. A run costs in
+-- proportion to the sessions it touched, whatever an hour or a day holds (rebuilding the touched
+-- hours, as this did before, took 11 s a minute at 1,000 events/s and grew through the hour). The
+-- session pages of a touched session are deleted and written again from its events. A full build
+-- (`rebuild_all`) writes everything from all sessions and events, and the day rows of a project
+-- whose timezone changed (derived_zones, src/db/routines/derived_zones.sql) are built from all of
+-- its sessions and pages.
+--
+-- Each dimension is one hash aggregate over a narrow temporary copy of the sessions: grouping sets
+-- sort the sessions once per set (305k sessions: 12 s that way, under 7 s this way).
+CREATE OR REPLACE FUNCTION refresh_rollups(rebuild_all boolean) RETURNS void
+LANGUAGE plpgsql
+-- The hash aggregates of a full build hold a dimension's groups of every hour at once; the planner
+-- cannot estimate how few groups there are and would sort instead.
+SET work_mem = '256MB'
+SET enable_sort = off
+-- JIT compiles the wide aggregate expressions for hundreds of milliseconds; these scans and
+-- aggregates gain nothing from it.
+SET jit = off
+-- DROP TABLE IF EXISTS of the temporary tables would notice "schema pg_temp does not exist".
+SET client_min_messages = warning
+AS $fn$
+DECLARE
+  session_sums text[] := ARRAY['sessions', 'bounces', 'screen_views', 'duration_ms', 'timed_sessions', 'revenue'];
+  page_sums text[] := ARRAY['sessions', 'pageviews', 'bounces', 'duration_ms', 'timed_views'];
+  -- Some sessions, narrow: their hour and day (either NULL where this run does not write it),
+  -- values and signed contributions to each sum. %1$s is the FROM clause that yields them as `s`
+  -- and their project's zone as `z`, %2$s the sign, %3$s and %4$s whether their hour and day count.
+  -- Events of a project without a `projects` row have hours but no days (no zone to cut them in).
+  -- The sums come before the 18 values, so each aggregate decodes a row only up to the value it
+  -- groups by (a full build at 1M events: 13.4 s for the hour and day rows with the sums last,
+  -- 8.8 s this way).
+  sessions_of text := 'SELECT s.project_id COLLATE "C" AS project_id,'
+    ' CASE WHEN %3$s THEN date_bin(''1 hour'', s.started_at, timestamptz ''2000-01-01 00:00:00+00'') END AS hour,'
+    ' CASE WHEN %4$s THEN date_trunc(''day'', s.started_at, z.timezone) END AS day'
+    || ', ' || signed_session_sums('%2$s')
+    || (SELECT string_agg(format(', nullif(s.%1$I, '''') COLLATE "C" AS %1$I', d.dimension), '') FROM session_dimensions() AS d)
+    || ' FROM %1$s';
+  -- Those rows summed per hour, day and values: a touched session that stayed in its hour and day
+  -- with the same values nets its old and new rows into one.
+  sessions_netted text := 'SELECT project_id, hour, day, sum(sessions) AS sessions, sum(bounces) AS bounces,'
+       ' sum(screen_views) AS screen_views, sum(duration_ms) AS duration_ms, sum(timed_sessions) AS timed_sessions,'
+       ' sum(revenue) AS revenue'
+    || (SELECT string_agg(format(', %I', d.dimension), '') FROM session_dimensions() AS d)
+    || ' FROM (%s) AS signed GROUP BY project_id, hour, day'
+    || (SELECT string_agg(format(', %I', d.dimension), '') FROM session_dimensions() AS d);
+  -- The sums per unit (%1$I, `hour` or `day`) of all sessions and of every dimension's values in
+  -- rollup_sessions. Durations and revenue are summed as float8, exact below 2^53.
+  session_aggregates text := 'sum(sessions) AS sessions, sum(bounces) AS bounces, sum(screen_views) AS screen_views,'
+    ' sum(duration_ms::float8) AS duration_ms, sum(timed_sessions) AS timed_sessions, sum(revenue::float8) AS revenue';
+  session_groups text := format('SELECT project_id, %%1$I, '''' AS dimension, NULL::text AS name, NULL::text AS prefix, %s'
+      ' FROM rollup_sessions WHERE %%1$I IS NOT NULL GROUP BY 1, 2', session_aggregates)
+    || (SELECT string_agg(format(' UNION ALL SELECT project_id, %%1$I, %1$L, %1$I, %2$s, %3$s'
+      ' FROM rollup_sessions WHERE %%1$I IS NOT NULL GROUP BY 1, 2, 4, 5',
+      d.dimension, coalesce(quote_ident(d.prefix), 'NULL::text'), session_aggregates), '')
+      FROM session_dimensions() AS d);
+  -- Screened pages, narrow, signed like the sessions: %1$s yields them as `p` with their
+  -- project's zone as `z`.
+  pages_of text := 'SELECT p.project_id COLLATE "C" AS project_id,'
+    ' CASE WHEN %3$s THEN date_bin(''1 hour'', p.started_at, timestamptz ''2000-01-01 00:00:00+00'') END AS hour,'
+    ' CASE WHEN %4$s THEN date_trunc(''day'', p.started_at, z.timezone) END AS day,'
+    ' p.origin COLLATE "C" AS origin, p.path COLLATE "C" AS path, p.title COLLATE "C" AS title,'
+    ' %2$s::integer AS sessions, %2$s * p.views AS pageviews, CASE WHEN p.is_bounce THEN %2$s ELSE 0 END AS bounces,'
+    ' %2$s * p.duration_ms AS duration_ms, %2$s * p.timed_views AS timed_views FROM %1$s AND p.views > 0';
+  pages_netted text := 'SELECT project_id, hour, day, origin, path, title, sum(sessions) AS sessions,'
+    ' sum(pageviews) AS pageviews, sum(bounces) AS bounces, sum(duration_ms) AS duration_ms, sum(timed_views) AS timed_views'
+    ' FROM (%s) AS signed GROUP BY project_id, hour, day, origin, path, title';
+  page_groups text := 'SELECT project_id, %1$I, origin, path, title, sum(sessions) AS sessions, sum(pageviews) AS pageviews,'
+    ' sum(bounces) AS bounces, sum(duration_ms::float8) AS duration_ms, sum(timed_views) AS timed_views'
+    ' FROM rollup_pages WHERE %1$I IS NOT NULL GROUP BY 1, 2, 3, 4, 5';
+  page_indexes text[];
+  page_index_names text[];
+  page_index text;
+  pages_written bigint;
+  rezoned boolean;
+BEGIN
+  DROP TABLE IF EXISTS pg_temp.rollup_zones, pg_temp.rollup_sessions, pg_temp.rollup_pages, pg_temp.touched_pages;
+  CREATE TEMPORARY TABLE rollup_zones ON COMMIT DROP AS SELECT * FROM derived_zones(rebuild_all);
+  -- Whether some project's day rows are rebuilt whole in this incremental run (its timezone changed).
+  rezoned := NOT rebuild_all AND EXISTS (SELECT 1 FROM rollup_zones WHERE rollup_zones.rebuilt);
+  CREATE TEMPORARY TABLE touched_pages ON COMMIT DROP AS SELECT * FROM session_pages WITH NO DATA;
+
+  IF rebuild_all THEN
+    TRUNCATE session_rollups, session_day_rollups, page_rollups, page_day_rollups, session_pages;
+    -- Every session page is written: building their indexes afterwards, from their definitions as
+    -- they stand, is several times cheaper than maintaining them row by row.
+    SELECT array_agg(pg_get_indexdef(indexrelid)), array_agg(indexrelid::regclass::text)
+    INTO page_indexes, page_index_names
+    FROM pg_index WHERE indrelid = 'session_pages'::regclass;
+    IF page_index_names IS NOT NULL THEN
+      EXECUTE (SELECT 'DROP INDEX ' || string_agg(name, ', ') FROM unnest(page_index_names) AS name);
+    END IF;
+    EXECUTE 'CREATE TEMPORARY TABLE rollup_sessions ON COMMIT DROP AS '
+      || format(sessions_of, 'sessions s LEFT JOIN rollup_zones z ON z.project_id = s.project_id', '1', 'true', 'true');
+  ELSIF rezoned THEN
+    -- Projects whose timezone changed: their day rows, built again from all of their sessions.
+    DELETE FROM session_day_rollups r USING rollup_zones z WHERE r.project_id = z.project_id AND z.rebuilt;
+    DELETE FROM page_day_rollups r USING rollup_zones z WHERE r.project_id = z.project_id AND z.rebuilt;
+    EXECUTE 'CREATE TEMPORARY TABLE rollup_sessions ON COMMIT DROP AS '
+      || format(sessions_of, 'rollup_zones z JOIN sessions s ON s.project_id = z.project_id WHERE z.rebuilt', '1', 'false', 'true');
+  END IF;
+  IF rebuild_all OR rezoned THEN
+    ANALYZE rollup_sessions;
+    EXECUTE format('INSERT INTO session_rollups (project_id, hour, dimension, name, prefix, %s) ',
+      array_to_string(session_sums, ', ')) || format(session_groups, 'hour');
+    EXECUTE format('INSERT INTO session_day_rollups (project_id, day, dimension, name, prefix, %s) ',
+      array_to_string(session_sums, ', ')) || format(session_groups, 'day');
+  END IF;
+
+  -- Session pages: every (origin, path) of any event of each session, with that page's screen
+  -- views, of every session on a full build and of the touched ones otherwise (their old pages
+  -- deleted first: a session's pages carry its start, so they are found through it).
+  IF NOT rebuild_all THEN
+    DELETE FROM session_pages p USING touched_before b
+    WHERE p.project_id = b.project_id AND p.started_at = b.started_at AND p.session_id = b.id;
+  END IF;
+  EXECUTE format($sql$
+  INSERT INTO touched_pages (project_id, session_id, started_at, is_bounce, origin, path, title, views, duration_ms, timed_views)
+  SELECT s.project_id, s.id, s.started_at, s.is_bounce, e.origin, e.path,
+    max(e.title) FILTER (WHERE e.name = 'screen_view'),
+    count(*) FILTER (WHERE e.name = 'screen_view'),
+    coalesce(sum(e.duration) FILTER (WHERE e.name = 'screen_view' AND e.duration > 0), 0),
+    count(*) FILTER (WHERE e.name = 'screen_view' AND e.duration > 0)
+  FROM %s
+  JOIN events e ON e.project_id = s.project_id AND e.session_id = s.id
+  GROUP BY s.project_id, s.id, s.started_at, s.is_bounce, e.origin, e.path
+  $sql$, CASE WHEN rebuild_all THEN 'sessions s' ELSE
+    'touched_after s' END);
+  -- Written in time order, a window's rows sit together: a one-day page list then reads a
+  -- ninetieth of a 90-day table's pages, not rows scattered over all of them (10M events:
+  -- 0.65 s -> 0.15 s). Later runs append recent sessions, which keeps the order.
+  INSERT INTO session_pages SELECT * FROM touched_pages ORDER BY started_at;
+  ANALYZE touched_pages;
+
+  IF rebuild_all THEN
+    EXECUTE 'CREATE TEMPORARY TABLE rollup_pages ON COMMIT DROP AS '
+      || format(pages_of, 'touched_pages p LEFT JOIN rollup_zones z ON z.project_id = p.project_id WHERE true', '1', 'true', 'true');
+  ELSIF rezoned THEN
+    EXECUTE 'CREATE TEMPORARY TABLE rollup_pages ON COMMIT DROP AS '
+      || format(pages_of, 'rollup_zones z JOIN session_pages p ON p.project_id = z.project_id WHERE z.rebuilt', '1', 'false', 'true');
+  END IF;
+  IF rebuild_all OR rezoned THEN
+    ANALYZE rollup_pages;
+    EXECUTE format('INSERT INTO page_rollups (project_id, hour, origin, path, title, %s) ', array_to_string(page_sums, ', '))
+      || format(page_groups, 'hour');
+    EXECUTE format('INSERT INTO page_day_rollups (project_id, day, origin, path, title, %s) ', array_to_string(page_sums, ', '))
+      || format(page_groups, 'day');
+  END IF;
+
+  IF rebuild_all THEN
+    FOREACH page_index IN ARRAY coalesce(page_indexes, '{}') LOOP
+      EXECUTE page_index;
+    END LOOP;
+  END IF;
+  -- Fresh statistics when this run wrote a large share of the sessions and their pages (the first
+  -- build, a bulk load), ahead of autovacuum: a table planned as nearly empty would be scanned once
+  -- per session of the other.
+  SELECT count(*) INTO pages_written FROM touched_pages;
+  IF pages_written > 1000 AND pages_written > 0.1 * (SELECT reltuples FROM pg_class WHERE oid = 'session_pages'::regclass) THEN
+    ANALYZE sessions;
+    ANALYZE session_pages;
+  END IF;
+  IF rebuild_all THEN
+    RETURN;
+  END IF;
+
+  -- By difference: the touched sessions and their pages before this run, subtracted, and now,
+  -- added, into the groups as they stand; the day rows of the projects rebuilt above are left out.
+  DROP TABLE IF EXISTS rollup_sessions, rollup_pages;
+  EXECUTE 'CREATE TEMPORARY TABLE rollup_sessions ON COMMIT DROP AS ' || format(sessions_netted,
+    format(sessions_of, 'touched_before s LEFT JOIN rollup_zones z ON z.project_id = s.project_id', '-1', 'true', 'NOT z.rebuilt')
+    || ' UNION ALL ' || format(sessions_of, 'touched_after s'
+      ' LEFT JOIN rollup_zones z ON z.project_id = s.project_id', '1', 'true', 'NOT z.rebuilt'));
+  ANALYZE rollup_sessions;
+  PERFORM add_rollup_rows('session_rollups', ARRAY['project_id', 'hour', 'dimension', 'name', 'prefix'], session_sums,
+    format(session_groups, 'hour'), true);
+  PERFORM add_rollup_rows('session_day_rollups', ARRAY['project_id', 'day', 'dimension', 'name', 'prefix'], session_sums,
+    format(session_groups, 'day'), true);
+  EXECUTE 'CREATE TEMPORARY TABLE rollup_pages ON COMMIT DROP AS ' || format(pages_netted,
+    format(pages_of, 'touched_pages_before p LEFT JOIN rollup_zones z ON z.project_id = p.project_id WHERE true', '-1', 'true', 'NOT z.rebuilt')
+    || ' UNION ALL ' || format(pages_of, 'touched_pages p LEFT JOIN rollup_zones z ON z.project_id = p.project_id WHERE true', '1', 'true', 'NOT z.rebuilt'));
+  ANALYZE rollup_pages;
+  PERFORM add_rollup_rows('page_rollups', ARRAY['project_id', 'hour', 'origin', 'path', 'title'], page_sums,
+    format(page_groups, 'hour'), true);
+  PERFORM add_rollup_rows('page_day_rollups', ARRAY['project_id', 'day', 'origin', 'path', 'title'], page_sums,
+    format(page_groups, 'day'), true);
+END;
+$fn$;
+--> statement-breakpoint
+-- signed_session_sums(sign): the select-list items of a session's contributions to the session
+-- sums every session rollup carries (sessions, bounces, screen_views, duration_ms over the sessions
+-- that have one, timed_sessions, revenue), each multiplied by `sign`, an SQL expression spliced
+-- as is (a literal such as '-1', or a format placeholder such as '%2$s' that the caller fills
+-- later). The session is `s`. One definition for the routines that build such rows from signed
+-- sessions: refresh_rollups and refresh_pair_rollups (src/db/routines/refresh_rollups.sql,
+-- refresh_pair_rollups.sql), which then sum the columns by these names.
+CREATE OR REPLACE FUNCTION signed_session_sums(sign text) RETURNS text
+LANGUAGE sql
+IMMUTABLE
+AS $fn$
+  SELECT format('%1$s::integer AS sessions, CASE WHEN s.is_bounce THEN %1$s ELSE 0 END AS bounces,'
+    ' %1$s * s.screen_view_count AS screen_views,'
+    ' CASE WHEN s.duration_ms > 0 THEN %1$s * s.duration_ms ELSE 0 END AS duration_ms,'
+    ' CASE WHEN s.duration_ms > 0 THEN %1$s ELSE 0 END AS timed_sessions, %1$s * s.revenue AS revenue', sign)
+$fn$;
