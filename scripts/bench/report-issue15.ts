@@ -255,7 +255,9 @@ const ANSWERED_BY: Record<FilterCaseKind, string> = {
   text: "pre-aggregated, like one filter (a text operator is applied to the dimension's values in the rollup rows)",
   two: "the exact path: the window's sessions (BRIN range on their start), every filter tested on each",
   three: "the exact path, as for two filters",
-  path: "the exact path: the window's sessions with a session page of that path",
+  path:
+    "pre-aggregated, like one filter: the rows of the `path` dimension (a session under each path its events " +
+    "carry) in the session, pair and page rollups and the visitor sketches per day and value",
   name: "the exact path: the window's sessions with an event of that name (read from events)",
   chart:
     "the exact path over the window's events: a filter with a breakdown of another column is not rolled up, " +

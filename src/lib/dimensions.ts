@@ -36,6 +36,15 @@ export const DIMENSION_PREFIXES: Readonly<Partial<Record<BreakdownDimension, Bre
   os_version: "os",
 };
 
+/**
+ * The dimension of the derived rows per path (dimension 'path'): a session counts under every path
+ * its events carry, so rows answer "sessions with an event on path …" (src/db/routines/session_path_join.sql).
+ */
+export const PATH_DIMENSION = "path";
+
+/** A dimension the derived rows per value are kept for: a breakdown's, or the sessions' paths. */
+export type FilterDimension = BreakdownDimension | typeof PATH_DIMENSION;
+
 export const isBreakdownDimension = (name: string): name is BreakdownDimension =>
   (BREAKDOWN_DIMENSIONS as readonly string[]).includes(name);
 

@@ -116,11 +116,27 @@ describe("unique visitors of a large window", () => {
     }
   });
 
-  it("a filter on an event field is answered exactly on both paths", async () => {
+  it("a filter on one path: the sketches of the path on the rollup path, exact otherwise", async () => {
     const filters = encodeURIComponent(JSON.stringify([{ name: "path", operator: "is", value: ["/"] }]));
     const response = await metrics(`startDate=2026-05-01&endDate=2026-05-02&filters=${filters}`);
     expect(response.status).toBe(200);
+    // Every session is on "/": all of them, and every visitor.
+    const { metrics: totals, meta } = response.body;
+    expect(totals.total_sessions).toBe(SESSIONS);
+    expect(meta.approximate).toEqual(ROLLUPS_ON ? ["unique_visitors"] : []);
+    if (ROLLUPS_ON) expect(within2Percent(totals.unique_visitors, VISITORS)).toBe(true);
+    else expect(totals.unique_visitors).toBe(VISITORS);
+  });
+
+  it("a filter on an event field the rollups do not keep is answered exactly on both paths", async () => {
+    // Two paths: a session on both would count twice in the rows of the paths.
+    const filters = encodeURIComponent(
+      JSON.stringify([{ name: "path", operator: "is", value: ["/", "/elsewhere"] }]),
+    );
+    const response = await metrics(`startDate=2026-05-01&endDate=2026-05-02&filters=${filters}`);
+    expect(response.status).toBe(200);
     expect(response.body.meta.approximate).toEqual([]);
+    expect(response.body.metrics.total_sessions).toBe(SESSIONS);
     expect(response.body.metrics.unique_visitors).toBe(VISITORS);
   });
 });

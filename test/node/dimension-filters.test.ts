@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { projects } from "../../src/db/schema";
+import { isBreakdownDimension } from "../../src/lib/dimensions";
 import { sessionBreakdown } from "../../src/queries/insights/breakdowns";
 import { sessionMetrics } from "../../src/queries/insights/metrics";
 import {
@@ -10,7 +11,7 @@ import {
   type SessionScope,
 } from "../../src/queries/insights/model";
 import { EXACT_VISITORS_UP_TO, windowVisitors } from "../../src/queries/insights/visitors";
-import { COVERED_FILTERS, is } from "../support/dimension-filter-cases";
+import { COVERED_FILTERS, is, PATH_FILTERS } from "../support/dimension-filter-cases";
 import { createOrganization, type EventInput, insertEvents, uniqueId } from "../support/factories";
 import { type FilterInput, parse } from "../support/filter-input";
 import { testDatabase } from "../support/node/database";
@@ -54,8 +55,8 @@ const bucketsOf = (start: number, end: number, step: number) =>
   Array.from({ length: Math.ceil((end - start) / step) }, (_, index) => start + index * step);
 
 describe("which filters the rollups answer", () => {
-  it("one filter on a breakdown dimension, with any operator but regex and without empty values", () => {
-    for (const [label, filter] of COVERED) {
+  it("one filter on a breakdown dimension, with any operator but regex and without empty values, or on one path", () => {
+    for (const [label, filter] of [...COVERED, ...PATH_FILTERS]) {
       expect({ label, covered: metricsRollupsCover(scope([filter], FROM, TO, true), []) }).toEqual({
         label,
         covered: true,
@@ -66,7 +67,12 @@ describe("which filters the rollups answer", () => {
       [is("country", "is", ["NO", ""])],
       [is("country", "is", ["NO"]), is("device", "is", ["mobile"])],
       [is("profile_id", "is", ["user-1"])],
-      [is("path", "is", ["/pricing"])],
+      // A session counts under each of its paths: rows of several paths would count it twice.
+      [is("path", "is", ["/pricing", "/"])],
+      [is("path", "contains", ["pricing"])],
+      [is("path", "isNot", ["/pricing"])],
+      [is("origin", "is", ["https://example.com"])],
+      [is("path", "is", ["/pricing"]), is("country", "is", ["NO"])],
       [is("properties.plan", "is", ["pro"])],
     ];
     for (const filters of uncovered) {
@@ -92,7 +98,7 @@ describe("which filters the rollups answer", () => {
 });
 
 describe("filtered answers from the rollups = the exact path", () => {
-  for (const [label, filter] of COVERED) {
+  for (const [label, filter] of [...COVERED, ...PATH_FILTERS]) {
     it(`metrics, ${label}`, async () => {
       for (const [windowLabel, start, end, step] of WINDOWS) {
         const buckets = bucketsOf(start, end, step);
@@ -107,10 +113,12 @@ describe("filtered answers from the rollups = the exact path", () => {
       );
       expect(week.totals.total_sessions).toBeGreaterThan(0);
     });
+  }
 
+  for (const [label, filter] of COVERED) {
     it(`the breakdown of its own dimension, ${label}`, async () => {
       const dimension = dimensionFilter(scope([filter], FROM, TO, true))?.dimension;
-      if (!dimension) throw new Error("not a dimension filter");
+      if (!dimension || !isBreakdownDimension(dimension)) throw new Error("not a breakdown dimension filter");
       const exact = await sessionBreakdown(
         database.db,
         scope([filter], FROM, TO, false),
@@ -150,7 +158,8 @@ describe("visitors of a large filtered window, from the sketches per day and val
   const SESSIONS = 24_000;
   const START = Date.UTC(2026, 6, 1);
   // Session i: starts at START + (i mod 2880) minutes, visitor v-(i mod 18000), country by i mod 5,
-  // but Iceland for every 101st: large values stored as dense sketches, a small one as sparse.
+  // but Iceland for every 101st: large values stored as dense sketches, a small one as sparse; path
+  // /pricing for every third session, "/" for the others.
   const country = (i: number) => (i % 101 === 0 ? "IS" : (["NO", "SE", "NO", "US", "DE"][i % 5] as string));
 
   beforeAll(async () => {
@@ -159,7 +168,8 @@ describe("visitors of a large filtered window, from the sketches per day and val
     await database.db.execute(sql`
       insert into events (project_id, name, device_id, profile_id, session_id, created_at, path, country)
       select ${large}, 'screen_view', 'v-' || (i % 18000), 'v-' || (i % 18000), 's-' || i,
-        ${new Date(START).toISOString()}::timestamptz + (i % 2880) * interval '1 minute', '/',
+        ${new Date(START).toISOString()}::timestamptz + (i % 2880) * interval '1 minute',
+        case when i % 3 = 0 then '/pricing' else '/' end,
         case when i % 101 = 0 then 'IS' else (array['NO', 'SE', 'NO', 'US', 'DE'])[i % 5 + 1] end
       from generate_series(1, ${SESSIONS}) as i`);
     await database.db.execute(sql`select refresh_derived()`);
@@ -173,33 +183,37 @@ describe("visitors of a large filtered window, from the sketches per day and val
     projectTimezone: "UTC",
   });
 
-  it("within ±2 % of the exact count, flagged approximate; every count exact", async () => {
-    const buckets = [START, START + DAY];
-    const filters = [is("country", "is", ["NO"])];
-    const exact = await sessionMetrics(database.db, largeScope(filters, false), buckets);
-    const rolled = await sessionMetrics(database.db, largeScope(filters, true), buckets);
-    // An independent count: sessions i with i mod 5 in {0, 2}, their visitors v-(i mod 18000).
-    const visitors = new Set<number>();
-    let sessions = 0;
-    for (let i = 1; i <= SESSIONS; i++) {
-      if (country(i) !== "NO") continue;
-      sessions++;
-      visitors.add(i % 18_000);
-    }
-    expect(exact.totals.total_sessions).toBe(sessions);
-    expect(exact.totals.unique_visitors).toBe(visitors.size);
-    expect(rolled.approximate).toEqual(["unique_visitors"]);
-    const { unique_visitors: estimate, ...counts } = rolled.totals;
-    const { unique_visitors: truth, ...exactCounts } = exact.totals;
-    expect(counts).toEqual(exactCounts);
-    expect(Math.abs(estimate - truth)).toBeLessThanOrEqual(truth * 0.02);
-    rolled.series.forEach((point, index) => {
-      const partner = exact.series[index];
-      expect(Math.abs(point.unique_visitors - (partner?.unique_visitors ?? 0))).toBeLessThanOrEqual(
-        (partner?.unique_visitors ?? 0) * 0.02,
-      );
+  // An independent count of each filter: the sessions i it keeps, their visitors v-(i mod 18000).
+  for (const [filter, keeps] of [
+    [is("country", "is", ["NO"]), (i: number) => country(i) === "NO"],
+    [is("path", "is", ["/pricing"]), (i: number) => i % 3 === 0],
+  ] as const) {
+    it(`within ±2 % of the exact count, flagged approximate; every count exact (${filter.name})`, async () => {
+      const buckets = [START, START + DAY];
+      const exact = await sessionMetrics(database.db, largeScope([filter], false), buckets);
+      const rolled = await sessionMetrics(database.db, largeScope([filter], true), buckets);
+      const visitors = new Set<number>();
+      let sessions = 0;
+      for (let i = 1; i <= SESSIONS; i++) {
+        if (!keeps(i)) continue;
+        sessions++;
+        visitors.add(i % 18_000);
+      }
+      expect(exact.totals.total_sessions).toBe(sessions);
+      expect(exact.totals.unique_visitors).toBe(visitors.size);
+      expect(rolled.approximate).toEqual(["unique_visitors"]);
+      const { unique_visitors: estimate, ...counts } = rolled.totals;
+      const { unique_visitors: truth, ...exactCounts } = exact.totals;
+      expect(counts).toEqual(exactCounts);
+      expect(Math.abs(estimate - truth)).toBeLessThanOrEqual(truth * 0.02);
+      rolled.series.forEach((point, index) => {
+        const partner = exact.series[index];
+        expect(Math.abs(point.unique_visitors - (partner?.unique_visitors ?? 0))).toBeLessThanOrEqual(
+          (partner?.unique_visitors ?? 0) * 0.02,
+        );
+      });
     });
-  });
+  }
 
   it("merges dense and sparse sketches: a small value, and all but the largest", async () => {
     const buckets = [START, START + DAY];

@@ -53,7 +53,10 @@ async function sketchRows(projectId: string) {
 const keyOf = (day: Date, dimension: string, name: string | null) =>
   `${day.toISOString()}|${dimension}|${name ?? "(not set)"}`;
 
-/** Distinct visitors per (day, dimension, value), counted here from the sessions of a UTC project. */
+/**
+ * Distinct visitors per (day, dimension, value), counted here from the sessions of a UTC project,
+ * and per path from their events (dimension 'path': the sessions with an event on it).
+ */
 async function exactCounts(projectId: string) {
   const result = await database.db.execute<{
     day: string;
@@ -65,6 +68,13 @@ async function exactCounts(projectId: string) {
       d.dimension, nullif(d.value, '') as name, count(distinct s.profile_id)::text as visitors
     from sessions s
     cross join lateral (select dimension, to_jsonb(s) ->> dimension from session_dimensions()) as d(dimension, value)
+    where s.project_id = ${projectId}
+    group by 1, 2, 3
+    union all
+    select (extract(epoch from date_trunc('day', s.started_at, 'UTC')) * 1000)::bigint::text,
+      'path', e.path, count(distinct s.profile_id)::text
+    from sessions s
+    join events e on e.project_id = s.project_id and e.session_id = s.id and e.path <> ''
     where s.project_id = ${projectId}
     group by 1, 2, 3`);
   return new Map(

@@ -10,7 +10,7 @@ import {
   type SessionScope,
 } from "../../src/queries/insights/model";
 import { topPages } from "../../src/queries/insights/pages";
-import { COVERED_FILTERS, is } from "../support/dimension-filter-cases";
+import { COVERED_FILTERS, is, PATH_FILTERS } from "../support/dimension-filter-cases";
 import { createOrganization, createProject, type EventInput, insertEvents } from "../support/factories";
 import { type FilterInput, parse } from "../support/filter-input";
 import { testDatabase } from "../support/node/database";
@@ -106,7 +106,16 @@ describe("which breakdowns the pair rollups answer", () => {
     expect(
       pairRollupsFilter(scope([...country, is("device", "is", ["mobile"])], FROM, TO, true), "browser"),
     ).toBeUndefined();
-    expect(pairRollupsFilter(scope([is("path", "is", ["/"])], FROM, TO, true), "browser")).toBeUndefined();
+    // One path: the pair rows of the paths; several (a session counts under each), or any other operator: exact.
+    expect(pairRollupsFilter(scope([is("path", "is", ["/"])], FROM, TO, true), "browser")?.dimension).toBe(
+      "path",
+    );
+    expect(
+      pairRollupsFilter(scope([is("path", "is", ["/", "/cart"])], FROM, TO, true), "browser"),
+    ).toBeUndefined();
+    expect(
+      pairRollupsFilter(scope([is("path", "startsWith", ["/"])], FROM, TO, true), "browser"),
+    ).toBeUndefined();
     expect(
       pairRollupsFilter(scope([is("country", "regex", ["^N"])], FROM, TO, true), "browser"),
     ).toBeUndefined();
@@ -114,7 +123,7 @@ describe("which breakdowns the pair rollups answer", () => {
 });
 
 describe("breakdowns under a filter from the pair rollups = the exact path", () => {
-  for (const [label, filter] of COVERED_FILTERS) {
+  for (const [label, filter] of [...COVERED_FILTERS, ...PATH_FILTERS]) {
     it(`every other dimension, ${label}`, async () => {
       expect(await expectPairsEqualExact(filter)).toBeGreaterThan(50);
     });
@@ -133,34 +142,49 @@ describe("breakdowns under a filter from the pair rollups = the exact path", () 
     }
   });
 
-  it("read the pair rows: a row changed by hand changes the answer of whole days only", async () => {
-    const id = await trafficProject(null);
-    const filter = [is("country", "is", ["NO"])];
-    const before = await sessionBreakdown(database.db, scope(filter, FROM, TO, true, id), "device", ALL_ROWS);
-    const p = sessionPairRollups;
-    const tampered = await database.db
-      .update(p)
-      .set({ sessions: sql`${p.sessions} + 1000` })
-      .where(
-        and(
-          eq(p.projectId, id),
-          eq(p.dimension, "country"),
-          eq(p.name, "NO"),
-          eq(p.byDimension, "device"),
-          eq(p.byName, "desktop"),
-          eq(p.day, new Date(FROM + 3 * DAY)),
-        ),
-      )
-      .returning({ sessions: p.sessions });
-    expect(tampered).toHaveLength(1);
-    const after = await sessionBreakdown(database.db, scope(filter, FROM, TO, true, id), "device", ALL_ROWS);
-    const desktop = (rows: typeof before) => rows.find((row) => row.name === "desktop")?.sessions ?? 0;
-    expect(desktop(after) - desktop(before)).toBe(1000);
-    // A window inside that day reads its sessions.
-    const inside = scope(filter, FROM + 3 * DAY + HOUR, FROM + 4 * DAY - HOUR, true, id);
-    const exact = await sessionBreakdown(database.db, { ...inside, rollups: false }, "device", ALL_ROWS);
-    expect(await sessionBreakdown(database.db, inside, "device", ALL_ROWS)).toEqual(exact);
-  });
+  for (const [dimension, value] of [
+    ["country", "NO"],
+    ["path", "/pricing"],
+  ] as const) {
+    it(`read the pair rows (${dimension} is ${value}): a row changed by hand changes the answer of whole days only`, async () => {
+      const id = await trafficProject(null);
+      const filter = [is(dimension, "is", [value])];
+      const before = await sessionBreakdown(
+        database.db,
+        scope(filter, FROM, TO, true, id),
+        "device",
+        ALL_ROWS,
+      );
+      const p = sessionPairRollups;
+      const tampered = await database.db
+        .update(p)
+        .set({ sessions: sql`${p.sessions} + 1000` })
+        .where(
+          and(
+            eq(p.projectId, id),
+            eq(p.dimension, dimension),
+            eq(p.name, value),
+            eq(p.byDimension, "device"),
+            eq(p.byName, "desktop"),
+            eq(p.day, new Date(FROM + 3 * DAY)),
+          ),
+        )
+        .returning({ sessions: p.sessions });
+      expect(tampered).toHaveLength(1);
+      const after = await sessionBreakdown(
+        database.db,
+        scope(filter, FROM, TO, true, id),
+        "device",
+        ALL_ROWS,
+      );
+      const desktop = (rows: typeof before) => rows.find((row) => row.name === "desktop")?.sessions ?? 0;
+      expect(desktop(after) - desktop(before)).toBe(1000);
+      // A window inside that day reads its sessions.
+      const inside = scope(filter, FROM + 3 * DAY + HOUR, FROM + 4 * DAY - HOUR, true, id);
+      const exact = await sessionBreakdown(database.db, { ...inside, rollups: false }, "device", ALL_ROWS);
+      expect(await sessionBreakdown(database.db, inside, "device", ALL_ROWS)).toEqual(exact);
+    });
+  }
 
   it("read the sessions while the days are not built in the project's new timezone", async () => {
     const id = await trafficProject(null);
@@ -185,15 +209,16 @@ describe("breakdowns under a filter from the pair rollups = the exact path", () 
 });
 
 describe("top pages under a filter from the page rollups per dimension value = the exact path", () => {
-  it("answered so under one filter on a breakdown dimension, in any window", () => {
+  it("answered so under one filter on a breakdown dimension or one path, in any window", () => {
     expect(dayRollupsFilter(scope([is("city", "startsWith", ["S"])], FROM + 1, TO, true))?.dimension).toBe(
       "city",
     );
     expect(dayRollupsFilter(scope([is("city", "startsWith", ["S"])], FROM, TO, false))).toBeUndefined();
-    expect(dayRollupsFilter(scope([is("path", "is", ["/"])], FROM, TO, true))).toBeUndefined();
+    expect(dayRollupsFilter(scope([is("path", "is", ["/"])], FROM, TO, true))?.dimension).toBe("path");
+    expect(dayRollupsFilter(scope([is("path", "isNot", ["/"])], FROM, TO, true))).toBeUndefined();
   });
 
-  for (const [label, filter] of COVERED_FILTERS) {
+  for (const [label, filter] of [...COVERED_FILTERS, ...PATH_FILTERS]) {
     it(label, async () => {
       let rows = 0;
       for (const [windowLabel, start, end] of WINDOWS) {

@@ -1,6 +1,7 @@
 import { and, eq, gt, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  events,
   pageDayRollups,
   pageDimensionRollups,
   pageRollups,
@@ -93,12 +94,43 @@ function addSession(expected: Map<string, Sums>, key: string, session: SessionRo
   expected.set(key, sums);
 }
 
+/** Each session's distinct paths (not empty), read from its raw events: the 'path' dimension's values. */
+async function pathsOfSessions(projectId: string): Promise<Map<string, string[]>> {
+  const rows = await database.db
+    .selectDistinct({ sessionId: events.sessionId, path: events.path })
+    .from(events)
+    .where(eq(events.projectId, projectId));
+  const paths = new Map<string, string[]>();
+  for (const { sessionId, path } of rows) {
+    if (path === null || path === "") continue;
+    paths.set(sessionId, [...(paths.get(sessionId) ?? []), path]);
+  }
+  return paths;
+}
+
 /** The pair rows of a project as the sessions give them, summed here in TypeScript. */
 async function expectedPairs(projectId: string, timezone: string): Promise<Map<string, Sums>> {
   const rows = await database.db.select().from(sessions).where(eq(sessions.projectId, projectId));
+  const paths = await pathsOfSessions(projectId);
   const expected = new Map<string, Sums>();
   for (const session of rows) {
     const day = startOfLocalDay(session.startedAt.getTime(), timezone);
+    // The rows of the paths come first in their pairs, with every dimension.
+    for (const path of paths.get(session.id) ?? []) {
+      for (const byDimension of BREAKDOWN_DIMENSIONS) {
+        const prefix = DIMENSION_PREFIXES[byDimension];
+        const key = keyOf([
+          day,
+          "path",
+          path,
+          null,
+          byDimension,
+          dimensionValue(session, byDimension),
+          prefix ? dimensionValue(session, prefix) : null,
+        ]);
+        addSession(expected, key, session);
+      }
+    }
     BREAKDOWN_DIMENSIONS.forEach((dimension, position) => {
       for (const byDimension of BREAKDOWN_DIMENSIONS.slice(position + 1)) {
         const prefixOf = (of: string) => {
@@ -170,9 +202,13 @@ async function expectedDimensionPages(projectId: string, timezone: string): Prom
       and(eq(sessions.projectId, sessionPages.projectId), eq(sessions.id, sessionPages.sessionId)),
     )
     .where(and(eq(sessionPages.projectId, projectId), gt(sessionPages.views, 0)));
+  const paths = await pathsOfSessions(projectId);
   const expected = new Map<string, PageSums>();
   for (const { page, session } of rows) {
     const day = startOfLocalDay(session.startedAt.getTime(), timezone);
+    for (const path of paths.get(session.id) ?? []) {
+      addPage(expected, keyOf([day, "path", path, page.origin, page.path, page.title]), page);
+    }
     for (const dimension of BREAKDOWN_DIMENSIONS) {
       const key = keyOf([
         day,
@@ -208,9 +244,10 @@ async function storedDimensionPages(projectId: string): Promise<Map<string, Page
 
 const HOURS = (instant: number) => Math.floor(instant / HOUR) * HOUR;
 
-/** The session rows per hour or local day of a project (all sessions and each dimension value), summed here. */
+/** The session rows per hour or local day of a project (all sessions, each dimension value, each path), summed here. */
 async function expectedSessionUnits(projectId: string, unitOf: (instant: number) => number) {
   const rows = await database.db.select().from(sessions).where(eq(sessions.projectId, projectId));
+  const paths = await pathsOfSessions(projectId);
   const expected = new Map<string, Sums>();
   for (const session of rows) {
     const unit = unitOf(session.startedAt.getTime());
@@ -221,6 +258,7 @@ async function expectedSessionUnits(projectId: string, unitOf: (instant: number)
     const groups = [
       keyOf([unit, "", null, null]),
       ...BREAKDOWN_DIMENSIONS.map((d) => keyOf([unit, d, dimensionValue(session, d), prefixOf(d)])),
+      ...(paths.get(session.id) ?? []).map((path) => keyOf([unit, "path", path, null])),
     ];
     for (const key of groups) addSession(expected, key, session);
   }

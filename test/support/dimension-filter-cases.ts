@@ -23,3 +23,12 @@ export const COVERED_FILTERS: Array<[string, FilterInput]> = [
   ["browser_version gt 100, numbers compared as numbers", is("browser_version", "gt", [100])],
   ["region is Oslo, a dimension with a prefix", is("region", "is", ["Oslo"])],
 ];
+
+/**
+ * Filters on the sessions' paths that the rollups answer (`is` one path). "/" is on two origins,
+ * and other events of a session carry it without one: a session must count once under it.
+ */
+export const PATH_FILTERS: Array<[string, FilterInput]> = [
+  ["path is /pricing", is("path", "is", ["/pricing"])],
+  ["path is /, on two origins and without one", is("path", "is", ["/"])],
+];

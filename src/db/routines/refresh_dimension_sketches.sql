@@ -7,7 +7,8 @@
 --
 -- A day is the project's own (its timezone, UTC when it has none); a session counts under the
 -- value of each dimension of session_dimensions() (src/db/routines/session_dimensions.sql) it has,
--- empty strings and NULL alike as "not set" (name NULL).
+-- empty strings and NULL alike as "not set" (name NULL), and under each path its events carry
+-- (dimension 'path', no group for "not set").
 --
 -- A (day, dimension, value) group is stored sparse while it holds at most `sparse_limit` distinct
 -- register entries (visitor_entry, src/db/routines/visitor_entry.sql): one row, plane 0, with the
@@ -47,9 +48,19 @@ DECLARE
     ' visitor_entry(s.profile_id) AS entry'
     || (SELECT string_agg(format(', nullif(s.%1$I, '''') COLLATE "C" AS %1$I', d.dimension), '') FROM session_dimensions() AS d)
     || ' FROM %s';
+  -- The same for the 'path' dimension, a session under each path its events carry: %s yields the
+  -- sessions as `s` and their session pages as `f` (a path seen on two origins repeats an entry,
+  -- which the distinct entries of a group absorb).
+  paths_of text := 'SELECT s.project_id COLLATE "C" AS project_id, date_trunc(''day'', s.started_at, z.timezone) AS day,'
+    ' visitor_entry(s.profile_id) AS entry, f.path COLLATE "C" AS path FROM %s';
+  path_groups text := ' UNION ALL SELECT project_id, day, ''path'' AS dimension, path AS name,'
+    ' array_agg(DISTINCT entry ORDER BY entry) AS entries FROM dimension_paths GROUP BY 1, 2, 4';
+  -- The session pages of `s` with a path, found through the session's start (an index).
+  pages_of_session constant text := ' JOIN session_pages f ON f.project_id = s.project_id AND f.started_at = s.started_at'
+    ' AND f.session_id = s.id AND f.path <> ''''';
 BEGIN
   DROP TABLE IF EXISTS pg_temp.dimension_zones, pg_temp.dimension_days, pg_temp.dimension_sessions,
-    pg_temp.dimension_groups;
+    pg_temp.dimension_paths, pg_temp.dimension_groups;
   -- Each project's zone, and whether all of its days are rebuilt (src/db/routines/derived_zones.sql).
   CREATE TEMPORARY TABLE dimension_zones ON COMMIT DROP AS SELECT * FROM derived_zones(rebuild_all);
 
@@ -78,7 +89,12 @@ BEGIN
     ' UNION ALL ' || format(sessions_of, 'dimension_days d JOIN dimension_zones z ON z.project_id = d.project_id'
     ' JOIN sessions s ON s.project_id = d.project_id AND s.started_at >= d.day'
     ' AND s.started_at < ((d.day AT TIME ZONE z.timezone)::date + 1)::timestamp AT TIME ZONE z.timezone'));
-  EXECUTE format('CREATE TEMPORARY TABLE dimension_groups ON COMMIT DROP AS ' || groups_of, 'dimension_sessions');
+  EXECUTE 'CREATE TEMPORARY TABLE dimension_paths ON COMMIT DROP AS ' || format(paths_of,
+    'dimension_zones z JOIN sessions s ON s.project_id = z.project_id' || pages_of_session || ' WHERE z.rebuilt')
+    || ' UNION ALL ' || format(paths_of, 'dimension_days d JOIN dimension_zones z ON z.project_id = d.project_id'
+    ' JOIN sessions s ON s.project_id = d.project_id AND s.started_at >= d.day'
+    ' AND s.started_at < ((d.day AT TIME ZONE z.timezone)::date + 1)::timestamp AT TIME ZONE z.timezone' || pages_of_session);
+  EXECUTE format('CREATE TEMPORARY TABLE dimension_groups ON COMMIT DROP AS ' || groups_of || path_groups, 'dimension_sessions');
   INSERT INTO visitor_dimension_sketches (project_id, day, dimension, name, plane, entries)
   SELECT project_id, day, dimension, name, 0, entries FROM dimension_groups WHERE cardinality(entries) <= sparse_limit;
   INSERT INTO visitor_dimension_sketches (project_id, day, dimension, name, plane, registers)
@@ -88,15 +104,21 @@ BEGIN
     RETURN;
   END IF;
 
-  -- Merged: the new sessions of the other days.
-  DROP TABLE dimension_sessions, dimension_groups;
+  -- Merged: the new sessions of the other days, and the paths of every touched session there (a
+  -- session's paths only grow as its events arrive: a union adds the new ones).
+  DROP TABLE dimension_sessions, dimension_paths, dimension_groups;
   EXECUTE format('CREATE TEMPORARY TABLE dimension_sessions ON COMMIT DROP AS ' || sessions_of,
     'touched_after s'
     ' JOIN dimension_zones z ON z.project_id = s.project_id AND NOT z.rebuilt'
     ' WHERE NOT EXISTS (SELECT 1 FROM touched_before b WHERE b.project_id = s.project_id AND b.id = s.id)'
     ' AND NOT EXISTS (SELECT 1 FROM dimension_days d WHERE d.project_id = s.project_id'
     ' AND d.day = date_trunc(''day'', s.started_at, z.timezone))');
-  EXECUTE format('CREATE TEMPORARY TABLE dimension_groups ON COMMIT DROP AS ' || groups_of, 'dimension_sessions');
+  EXECUTE 'CREATE TEMPORARY TABLE dimension_paths ON COMMIT DROP AS ' || format(paths_of, 'touched_after s'
+    ' JOIN dimension_zones z ON z.project_id = s.project_id AND NOT z.rebuilt'
+    ' JOIN touched_pages f ON f.project_id = s.project_id AND f.session_id = s.id AND f.path <> '''''
+    ' WHERE NOT EXISTS (SELECT 1 FROM dimension_days d WHERE d.project_id = s.project_id'
+    ' AND d.day = date_trunc(''day'', s.started_at, z.timezone))');
+  EXECUTE format('CREATE TEMPORARY TABLE dimension_groups ON COMMIT DROP AS ' || groups_of || path_groups, 'dimension_sessions');
   -- Into a dense group: the union of planes.
   INSERT INTO visitor_dimension_sketches AS v (project_id, day, dimension, name, plane, registers)
   SELECT g.project_id, g.day, g.dimension, g.name, p.plane, p.registers
@@ -114,8 +136,9 @@ BEGIN
   -- A sparse group grown past the limit: written dense.
   WITH grown AS (
     DELETE FROM visitor_dimension_sketches v
-    WHERE v.plane = 0 AND cardinality(v.entries) > sparse_limit AND EXISTS (SELECT 1 FROM dimension_sessions s
-      WHERE s.project_id = v.project_id AND s.day = v.day)
+    WHERE v.plane = 0 AND cardinality(v.entries) > sparse_limit AND (EXISTS (SELECT 1 FROM dimension_sessions s
+      WHERE s.project_id = v.project_id AND s.day = v.day) OR EXISTS (SELECT 1 FROM dimension_paths s
+      WHERE s.project_id = v.project_id AND s.day = v.day))
     RETURNING v.project_id, v.day, v.dimension, v.name, v.entries
   )
   INSERT INTO visitor_dimension_sketches (project_id, day, dimension, name, plane, registers)

@@ -9,7 +9,8 @@
 -- An hour is the UTC hour of a session's start, a day the project's (its timezone, UTC when it
 -- has none). A session counts in the '' dimension (all sessions) and under its value of each
 -- dimension of session_dimensions() (src/db/routines/session_dimensions.sql), empty strings and
--- NULL alike as "not set"; a page row counts a session once per (origin, path, title) it screened.
+-- NULL alike as "not set", and under each path its events carry (dimension 'path', no row for
+-- "not set"); a page row counts a session once per (origin, path, title) it screened.
 --
 -- Every column is a sum, so the rows are maintained by difference (add_rollup_rows,
 -- src/db/routines/add_rollup_rows.sql): the touched sessions and their pages as they were are
@@ -69,6 +70,19 @@ DECLARE
       ' FROM rollup_sessions WHERE %%1$I IS NOT NULL GROUP BY 1, 2, 4, 5',
       d.dimension, coalesce(quote_ident(d.prefix), 'NULL::text'), session_aggregates), '')
       FROM session_dimensions() AS d);
+  -- The same sessions once per path their events carry (session_path_join,
+  -- src/db/routines/session_path_join.sql): %1$s yields them as `s`, their paths as `f` and their
+  -- zone as `z`. They make the rows of the 'path' dimension, which answer "sessions with an event
+  -- on path …" as the other dimensions' rows answer a filter on them.
+  paths_of text := 'SELECT s.project_id COLLATE "C" AS project_id,'
+    ' CASE WHEN %3$s THEN date_bin(''1 hour'', s.started_at, timestamptz ''2000-01-01 00:00:00+00'') END AS hour,'
+    ' CASE WHEN %4$s THEN date_trunc(''day'', s.started_at, z.timezone) END AS day'
+    || ', ' || signed_session_sums('%2$s') || ', f.path COLLATE "C" AS path FROM %1$s';
+  paths_netted text := 'SELECT project_id, hour, day, path, sum(sessions) AS sessions, sum(bounces) AS bounces,'
+    ' sum(screen_views) AS screen_views, sum(duration_ms) AS duration_ms, sum(timed_sessions) AS timed_sessions,'
+    ' sum(revenue) AS revenue FROM (%s) AS signed GROUP BY project_id, hour, day, path';
+  path_groups text := format('SELECT project_id, %%1$I, ''path'' AS dimension, path AS name, NULL::text AS prefix, %s'
+    ' FROM rollup_paths WHERE %%1$I IS NOT NULL GROUP BY 1, 2, 4', session_aggregates);
   -- Screened pages, narrow, signed like the sessions: %1$s yields them as `p` with their
   -- project's zone as `z`.
   pages_of text := 'SELECT p.project_id COLLATE "C" AS project_id,'
@@ -89,7 +103,8 @@ DECLARE
   pages_written bigint;
   rezoned boolean;
 BEGIN
-  DROP TABLE IF EXISTS pg_temp.rollup_zones, pg_temp.rollup_sessions, pg_temp.rollup_pages, pg_temp.touched_pages;
+  DROP TABLE IF EXISTS pg_temp.rollup_zones, pg_temp.rollup_sessions, pg_temp.rollup_pages, pg_temp.rollup_paths,
+    pg_temp.touched_pages;
   CREATE TEMPORARY TABLE rollup_zones ON COMMIT DROP AS SELECT * FROM derived_zones(rebuild_all);
   -- Whether some project's day rows are rebuilt whole in this incremental run (its timezone changed).
   rezoned := NOT rebuild_all AND EXISTS (SELECT 1 FROM rollup_zones WHERE rollup_zones.rebuilt);
@@ -162,6 +177,24 @@ BEGIN
       || format(page_groups, 'day');
   END IF;
 
+  -- The 'path' dimension of the session rollups, from the session pages just written.
+  IF rebuild_all THEN
+    EXECUTE 'CREATE TEMPORARY TABLE rollup_paths ON COMMIT DROP AS ' || format(paths_of,
+      'sessions s LEFT JOIN rollup_zones z ON z.project_id = s.project_id' || session_path_join('touched_pages'),
+      '1', 'true', 'true');
+  ELSIF rezoned THEN
+    EXECUTE 'CREATE TEMPORARY TABLE rollup_paths ON COMMIT DROP AS ' || format(paths_of,
+      'rollup_zones z JOIN sessions s ON s.project_id = z.project_id' || session_path_join('session_pages')
+      || ' WHERE z.rebuilt', '1', 'false', 'true');
+  END IF;
+  IF rebuild_all OR rezoned THEN
+    ANALYZE rollup_paths;
+    EXECUTE format('INSERT INTO session_rollups (project_id, hour, dimension, name, prefix, %s) ',
+      array_to_string(session_sums, ', ')) || format(path_groups, 'hour');
+    EXECUTE format('INSERT INTO session_day_rollups (project_id, day, dimension, name, prefix, %s) ',
+      array_to_string(session_sums, ', ')) || format(path_groups, 'day');
+  END IF;
+
   IF rebuild_all THEN
     FOREACH page_index IN ARRAY coalesce(page_indexes, '{}') LOOP
       EXECUTE page_index;
@@ -181,7 +214,7 @@ BEGIN
 
   -- By difference: the touched sessions and their pages before this run, subtracted, and now,
   -- added, into the groups as they stand; the day rows of the projects rebuilt above are left out.
-  DROP TABLE IF EXISTS rollup_sessions, rollup_pages;
+  DROP TABLE IF EXISTS rollup_sessions, rollup_pages, rollup_paths;
   EXECUTE 'CREATE TEMPORARY TABLE rollup_sessions ON COMMIT DROP AS ' || format(sessions_netted,
     format(sessions_of, 'touched_before s LEFT JOIN rollup_zones z ON z.project_id = s.project_id', '-1', 'true', 'NOT z.rebuilt')
     || ' UNION ALL ' || format(sessions_of, 'touched_after s'
@@ -191,6 +224,16 @@ BEGIN
     format(session_groups, 'hour'), true);
   PERFORM add_rollup_rows('session_day_rollups', ARRAY['project_id', 'day', 'dimension', 'name', 'prefix'], session_sums,
     format(session_groups, 'day'), true);
+  EXECUTE 'CREATE TEMPORARY TABLE rollup_paths ON COMMIT DROP AS ' || format(paths_netted,
+    format(paths_of, 'touched_before s LEFT JOIN rollup_zones z ON z.project_id = s.project_id'
+      || session_path_join('touched_pages_before'), '-1', 'true', 'NOT z.rebuilt')
+    || ' UNION ALL ' || format(paths_of, 'touched_after s LEFT JOIN rollup_zones z ON z.project_id = s.project_id'
+      || session_path_join('touched_pages'), '1', 'true', 'NOT z.rebuilt'));
+  ANALYZE rollup_paths;
+  PERFORM add_rollup_rows('session_rollups', ARRAY['project_id', 'hour', 'dimension', 'name', 'prefix'], session_sums,
+    format(path_groups, 'hour'), true);
+  PERFORM add_rollup_rows('session_day_rollups', ARRAY['project_id', 'day', 'dimension', 'name', 'prefix'], session_sums,
+    format(path_groups, 'day'), true);
   EXECUTE 'CREATE TEMPORARY TABLE rollup_pages ON COMMIT DROP AS ' || format(pages_netted,
     format(pages_of, 'touched_pages_before p LEFT JOIN rollup_zones z ON z.project_id = p.project_id WHERE true', '-1', 'true', 'NOT z.rebuilt')
     || ' UNION ALL ' || format(pages_of, 'touched_pages p LEFT JOIN rollup_zones z ON z.project_id = p.project_id WHERE true', '1', 'true', 'NOT z.rebuilt'));

@@ -1,4 +1,9 @@
-import { type BreakdownDimension, isBreakdownDimension } from "../../lib/dimensions";
+import {
+  type BreakdownDimension,
+  type FilterDimension,
+  isBreakdownDimension,
+  PATH_DIMENSION,
+} from "../../lib/dimensions";
 import type { Filter } from "../../lib/filter-parser";
 import { HOUR_MS } from "../../lib/timezone";
 import type { BreakdownRow, PageRow, SessionMetrics } from "../../schemas/insights";
@@ -148,25 +153,32 @@ function hoursCover(scope: SessionScope, buckets: readonly number[]): boolean {
   );
 }
 
-/** A filter on one breakdown dimension, which the rollups answer from that dimension's rows. */
+/** A filter on one dimension, which the rollups answer from that dimension's rows. */
 export interface DimensionFilter {
-  dimension: BreakdownDimension;
+  dimension: FilterDimension;
   filter: Filter;
 }
 
 /**
  * The request's filter when the rollups can answer it: one filter on a breakdown dimension, its
- * operator applied to the dimension's values as the rollups store them. Rollups store "" and NULL
- * alike as not set, so a filter that tells them apart stays on the exact path: a `regex` (it may
- * match ""), and any value that is "".
+ * operator applied to the dimension's values as the rollups store them, or `path is` one path.
+ * Rollups store "" and NULL alike as not set, so a filter that tells them apart stays on the
+ * exact path: a `regex` (it may match ""), and any value that is "". A session counts under each
+ * of its paths, so the rows of several paths do not add up to the sessions with any of them: only
+ * one path is answered so.
  */
 export function dimensionFilter(scope: SessionScope): DimensionFilter | undefined {
   const [filter, ...more] = scope.filters;
   if (!filter || more.length > 0) return undefined;
   const { field } = filter;
-  if (field.kind !== "column" || field.scope !== "session" || !isBreakdownDimension(field.column))
-    return undefined;
   if (filter.operator === "regex" || filter.values.some((value) => String(value) === "")) return undefined;
+  if (field.kind !== "column") return undefined;
+  if (field.column === PATH_DIMENSION) {
+    return filter.operator === "is" && filter.values.length === 1
+      ? { dimension: PATH_DIMENSION, filter }
+      : undefined;
+  }
+  if (field.scope !== "session" || !isBreakdownDimension(field.column)) return undefined;
   return { dimension: field.column, filter };
 }
 

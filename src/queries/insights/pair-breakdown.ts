@@ -1,7 +1,12 @@
 import { sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { sessionPairRollups, sessions } from "../../db/schema";
-import { BREAKDOWN_DIMENSIONS, type BreakdownDimension, DIMENSION_PREFIXES } from "../../lib/dimensions";
+import {
+  BREAKDOWN_DIMENSIONS,
+  type BreakdownDimension,
+  DIMENSION_PREFIXES,
+  PATH_DIMENSION,
+} from "../../lib/dimensions";
 import { sessionColumn } from "../columns";
 import { dimensionValueCondition } from "../filter-conditions";
 import type { BreakdownRow, DimensionFilter, Page, SessionScope } from "./model";
@@ -25,8 +30,11 @@ export async function pairBreakdown(
   page: Page,
 ): Promise<BreakdownRow[]> {
   const p = sessionPairRollups;
-  // A pair's rows are stored once, the dimension that comes first in the rollup order first.
-  const filterFirst = BREAKDOWN_DIMENSIONS.indexOf(filterDimension) < BREAKDOWN_DIMENSIONS.indexOf(dimension);
+  // A pair's rows are stored once, the dimension that comes first in the rollup order first; the
+  // rows of the paths always first.
+  const filterFirst =
+    filterDimension === PATH_DIMENSION ||
+    BREAKDOWN_DIMENSIONS.indexOf(filterDimension) < BREAKDOWN_DIMENSIONS.indexOf(dimension);
   const [first, second] = filterFirst ? [filterDimension, dimension] : [dimension, filterDimension];
   const filtered = filterFirst ? p.name : p.byName;
   const [name, prefix] = filterFirst ? [p.byName, p.byPrefix] : [p.name, p.prefix];
