@@ -258,7 +258,7 @@ const ANSWERED_BY: Record<FilterCaseKind, string> = {
   path:
     "pre-aggregated, like one filter: the rows of the `path` dimension (a session under each path its events " +
     "carry) in the session, pair and page rollups and the visitor sketches per day and value",
-  name: "the exact path: the window's sessions with an event of that name (read from events)",
+  name: "pre-aggregated, like a path: the rows of the `name` dimension (a session under each event name it holds)",
   chart:
     "the exact path over the window's events: a filter with a breakdown of another column is not rolled up, " +
     "nor are the user and session segments (distinct counts)",

@@ -37,13 +37,19 @@ export const DIMENSION_PREFIXES: Readonly<Partial<Record<BreakdownDimension, Bre
 };
 
 /**
- * The dimension of the derived rows per path (dimension 'path'): a session counts under every path
- * its events carry, so rows answer "sessions with an event on path …" (src/db/routines/session_path_join.sql).
+ * Dimensions a session has several values of: each path its events carry and each event name it
+ * holds. The derived rows count a session under every value, once each, so the rows of one value
+ * answer "sessions with an event on path …" or "… named …" (src/db/routines/session_values_join.sql).
  */
-export const PATH_DIMENSION = "path";
+export const MULTI_VALUED_DIMENSIONS = ["path", "name"] as const;
 
-/** A dimension the derived rows per value are kept for: a breakdown's, or the sessions' paths. */
-export type FilterDimension = BreakdownDimension | typeof PATH_DIMENSION;
+export type MultiValuedDimension = (typeof MULTI_VALUED_DIMENSIONS)[number];
+
+export const isMultiValuedDimension = (name: string): name is MultiValuedDimension =>
+  (MULTI_VALUED_DIMENSIONS as readonly string[]).includes(name);
+
+/** A dimension the derived rows per value are kept for: a breakdown's, or a multi-valued one. */
+export type FilterDimension = BreakdownDimension | MultiValuedDimension;
 
 export const isBreakdownDimension = (name: string): name is BreakdownDimension =>
   (BREAKDOWN_DIMENSIONS as readonly string[]).includes(name);

@@ -1,7 +1,7 @@
 import { and, eq, gte, lt, SQL, sql } from "drizzle-orm";
 import { type AnyPgColumn, alias, type PgColumn } from "drizzle-orm/pg-core";
 import type { Database } from "../db/client";
-import { events, sessionPages, sessions } from "../db/schema";
+import { events, sessionNames, sessionPages, sessions } from "../db/schema";
 import { ApiError, postgresError } from "../lib/errors";
 import type { Filter, FilterColumn, FilterField } from "../lib/filter-parser";
 import { type EventsTable, eventColumn, sessionColumn } from "./columns";
@@ -17,6 +17,8 @@ const FILTER_EVENT = "filter_event";
 const filterEvents = alias(events, FILTER_EVENT);
 const FILTER_PAGE = "filter_page";
 const filterPages = alias(sessionPages, FILTER_PAGE);
+const FILTER_NAME = "filter_name";
+const filterNames = alias(sessionNames, FILTER_NAME);
 const FILTER_SESSION = "filter_session";
 const filterSessions = alias(sessions, FILTER_SESSION);
 
@@ -185,8 +187,8 @@ export interface SessionFilterOptions {
  * may be satisfied by different events of the session, and `isNot`/`doesNotContain` keep sessions
  * with some event that does not match (not sessions without any matching event). The session's
  * events count whatever the query's time window. `path` and `origin` are looked up in the
- * session's pages, which hold every value its events carry (NULL included): the same sessions,
- * found by index.
+ * session's pages, which hold every value its events carry (NULL included), and `name` in its
+ * names (`session_names`, every event name it holds): the same sessions, found by index.
  */
 export function sessionConditions(filters: Filter[], options: SessionFilterOptions = {}): SQL | undefined {
   const { window } = options;
@@ -197,7 +199,7 @@ export function sessionConditions(filters: Filter[], options: SessionFilterOptio
     window ? [gte(startedAt, window.start), lt(startedAt, window.end)] : [];
   /** Some row of `table` (aliased `name`) that belongs to the session and passes `matches`. */
   const someRowOf = (
-    table: typeof sessions | typeof sessionPages | typeof events,
+    table: typeof sessions | typeof sessionPages | typeof sessionNames | typeof events,
     name: string,
     keys: { projectId: AnyPgColumn; sessionId: AnyPgColumn },
     ...matches: Array<SQL | undefined>
@@ -244,6 +246,15 @@ export function sessionConditions(filters: Filter[], options: SessionFilterOptio
             filterPages,
             ...startedInWindow(filterPages.startedAt),
             condition(filter, { expression: filterPages[PAGE_KEYS[field.column]], numeric: false }),
+          );
+        }
+        if (field.kind === "column" && field.column === "name") {
+          return someRowOf(
+            sessionNames,
+            FILTER_NAME,
+            filterNames,
+            ...startedInWindow(filterNames.startedAt),
+            condition(filter, { expression: filterNames.name, numeric: false }),
           );
         }
         return someRowOf(

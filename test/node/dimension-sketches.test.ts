@@ -55,7 +55,8 @@ const keyOf = (day: Date, dimension: string, name: string | null) =>
 
 /**
  * Distinct visitors per (day, dimension, value), counted here from the sessions of a UTC project,
- * and per path from their events (dimension 'path': the sessions with an event on it).
+ * and per path and event name from their events (dimensions 'path' and 'name': the sessions with
+ * an event on that path or of that name).
  */
 async function exactCounts(projectId: string) {
   const result = await database.db.execute<{
@@ -75,6 +76,13 @@ async function exactCounts(projectId: string) {
       'path', e.path, count(distinct s.profile_id)::text
     from sessions s
     join events e on e.project_id = s.project_id and e.session_id = s.id and e.path <> ''
+    where s.project_id = ${projectId}
+    group by 1, 2, 3
+    union all
+    select (extract(epoch from date_trunc('day', s.started_at, 'UTC')) * 1000)::bigint::text,
+      'name', e.name, count(distinct s.profile_id)::text
+    from sessions s
+    join events e on e.project_id = s.project_id and e.session_id = s.id
     where s.project_id = ${projectId}
     group by 1, 2, 3`);
   return new Map(

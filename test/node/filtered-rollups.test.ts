@@ -10,7 +10,7 @@ import {
   type SessionScope,
 } from "../../src/queries/insights/model";
 import { topPages } from "../../src/queries/insights/pages";
-import { COVERED_FILTERS, is, PATH_FILTERS } from "../support/dimension-filter-cases";
+import { COVERED_FILTERS, is, MULTI_VALUED_FILTERS } from "../support/dimension-filter-cases";
 import { createOrganization, createProject, type EventInput, insertEvents } from "../support/factories";
 import { type FilterInput, parse } from "../support/filter-input";
 import { testDatabase } from "../support/node/database";
@@ -123,7 +123,7 @@ describe("which breakdowns the pair rollups answer", () => {
 });
 
 describe("breakdowns under a filter from the pair rollups = the exact path", () => {
-  for (const [label, filter] of [...COVERED_FILTERS, ...PATH_FILTERS]) {
+  for (const [label, filter] of [...COVERED_FILTERS, ...MULTI_VALUED_FILTERS]) {
     it(`every other dimension, ${label}`, async () => {
       expect(await expectPairsEqualExact(filter)).toBeGreaterThan(50);
     });
@@ -145,6 +145,7 @@ describe("breakdowns under a filter from the pair rollups = the exact path", () 
   for (const [dimension, value] of [
     ["country", "NO"],
     ["path", "/pricing"],
+    ["name", "purchase"],
   ] as const) {
     it(`read the pair rows (${dimension} is ${value}): a row changed by hand changes the answer of whole days only`, async () => {
       const id = await trafficProject(null);
@@ -218,7 +219,7 @@ describe("top pages under a filter from the page rollups per dimension value = t
     expect(dayRollupsFilter(scope([is("path", "isNot", ["/"])], FROM, TO, true))).toBeUndefined();
   });
 
-  for (const [label, filter] of [...COVERED_FILTERS, ...PATH_FILTERS]) {
+  for (const [label, filter] of [...COVERED_FILTERS, ...MULTI_VALUED_FILTERS]) {
     it(label, async () => {
       let rows = 0;
       for (const [windowLabel, start, end] of WINDOWS) {

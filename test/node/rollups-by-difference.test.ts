@@ -94,35 +94,48 @@ function addSession(expected: Map<string, Sums>, key: string, session: SessionRo
   expected.set(key, sums);
 }
 
-/** Each session's distinct paths (not empty), read from its raw events: the 'path' dimension's values. */
-async function pathsOfSessions(projectId: string): Promise<Map<string, string[]>> {
+/**
+ * Each session's values of the multi-valued dimensions, read from its raw events: its distinct
+ * paths (not empty) as ["path", path] and its distinct event names as ["name", name].
+ */
+async function valuesOfSessions(projectId: string): Promise<Map<string, Array<[string, string]>>> {
   const rows = await database.db
-    .selectDistinct({ sessionId: events.sessionId, path: events.path })
+    .selectDistinct({ sessionId: events.sessionId, path: events.path, name: events.name })
     .from(events)
     .where(eq(events.projectId, projectId));
-  const paths = new Map<string, string[]>();
-  for (const { sessionId, path } of rows) {
-    if (path === null || path === "") continue;
-    paths.set(sessionId, [...(paths.get(sessionId) ?? []), path]);
+  const paths = new Map<string, Set<string>>();
+  const names = new Map<string, Set<string>>();
+  const add = (of: Map<string, Set<string>>, sessionId: string, value: string) =>
+    of.set(sessionId, (of.get(sessionId) ?? new Set()).add(value));
+  for (const { sessionId, path, name } of rows) {
+    if (path !== null && path !== "") add(paths, sessionId, path);
+    add(names, sessionId, name);
   }
-  return paths;
+  const values = new Map<string, Array<[string, string]>>();
+  for (const sessionId of names.keys()) {
+    values.set(sessionId, [
+      ...[...(paths.get(sessionId) ?? [])].map((path): [string, string] => ["path", path]),
+      ...[...(names.get(sessionId) ?? [])].map((name): [string, string] => ["name", name]),
+    ]);
+  }
+  return values;
 }
 
 /** The pair rows of a project as the sessions give them, summed here in TypeScript. */
 async function expectedPairs(projectId: string, timezone: string): Promise<Map<string, Sums>> {
   const rows = await database.db.select().from(sessions).where(eq(sessions.projectId, projectId));
-  const paths = await pathsOfSessions(projectId);
+  const values = await valuesOfSessions(projectId);
   const expected = new Map<string, Sums>();
   for (const session of rows) {
     const day = startOfLocalDay(session.startedAt.getTime(), timezone);
-    // The rows of the paths come first in their pairs, with every dimension.
-    for (const path of paths.get(session.id) ?? []) {
+    // The rows of the paths and names come first in their pairs, with every dimension.
+    for (const [dimension, value] of values.get(session.id) ?? []) {
       for (const byDimension of BREAKDOWN_DIMENSIONS) {
         const prefix = DIMENSION_PREFIXES[byDimension];
         const key = keyOf([
           day,
-          "path",
-          path,
+          dimension,
+          value,
           null,
           byDimension,
           dimensionValue(session, byDimension),
@@ -202,12 +215,12 @@ async function expectedDimensionPages(projectId: string, timezone: string): Prom
       and(eq(sessions.projectId, sessionPages.projectId), eq(sessions.id, sessionPages.sessionId)),
     )
     .where(and(eq(sessionPages.projectId, projectId), gt(sessionPages.views, 0)));
-  const paths = await pathsOfSessions(projectId);
+  const values = await valuesOfSessions(projectId);
   const expected = new Map<string, PageSums>();
   for (const { page, session } of rows) {
     const day = startOfLocalDay(session.startedAt.getTime(), timezone);
-    for (const path of paths.get(session.id) ?? []) {
-      addPage(expected, keyOf([day, "path", path, page.origin, page.path, page.title]), page);
+    for (const [dimension, value] of values.get(session.id) ?? []) {
+      addPage(expected, keyOf([day, dimension, value, page.origin, page.path, page.title]), page);
     }
     for (const dimension of BREAKDOWN_DIMENSIONS) {
       const key = keyOf([
@@ -244,10 +257,10 @@ async function storedDimensionPages(projectId: string): Promise<Map<string, Page
 
 const HOURS = (instant: number) => Math.floor(instant / HOUR) * HOUR;
 
-/** The session rows per hour or local day of a project (all sessions, each dimension value, each path), summed here. */
+/** The session rows per hour or local day of a project (all sessions, each dimension value, each path and event name), summed here. */
 async function expectedSessionUnits(projectId: string, unitOf: (instant: number) => number) {
   const rows = await database.db.select().from(sessions).where(eq(sessions.projectId, projectId));
-  const paths = await pathsOfSessions(projectId);
+  const values = await valuesOfSessions(projectId);
   const expected = new Map<string, Sums>();
   for (const session of rows) {
     const unit = unitOf(session.startedAt.getTime());
@@ -258,7 +271,7 @@ async function expectedSessionUnits(projectId: string, unitOf: (instant: number)
     const groups = [
       keyOf([unit, "", null, null]),
       ...BREAKDOWN_DIMENSIONS.map((d) => keyOf([unit, d, dimensionValue(session, d), prefixOf(d)])),
-      ...(paths.get(session.id) ?? []).map((path) => keyOf([unit, "path", path, null])),
+      ...(values.get(session.id) ?? []).map(([dimension, value]) => keyOf([unit, dimension, value, null])),
     ];
     for (const key of groups) addSession(expected, key, session);
   }

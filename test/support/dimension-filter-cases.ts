@@ -25,10 +25,13 @@ export const COVERED_FILTERS: Array<[string, FilterInput]> = [
 ];
 
 /**
- * Filters on the sessions' paths that the rollups answer (`is` one path). "/" is on two origins,
- * and other events of a session carry it without one: a session must count once under it.
+ * Filters on the sessions' paths and event names that the rollups answer (`is` one value). "/" is
+ * on two origins, and other events of a session carry it without one: a session must count once
+ * under it; a session holds "screen_view" once per screen view.
  */
-export const PATH_FILTERS: Array<[string, FilterInput]> = [
+export const MULTI_VALUED_FILTERS: Array<[string, FilterInput]> = [
   ["path is /pricing", is("path", "is", ["/pricing"])],
   ["path is /, on two origins and without one", is("path", "is", ["/"])],
+  ["name is purchase", is("name", "is", ["purchase"])],
+  ["name is screen_view, many per session", is("name", "is", ["screen_view"])],
 ];

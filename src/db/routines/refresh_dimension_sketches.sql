@@ -7,8 +7,8 @@
 --
 -- A day is the project's own (its timezone, UTC when it has none); a session counts under the
 -- value of each dimension of session_dimensions() (src/db/routines/session_dimensions.sql) it has,
--- empty strings and NULL alike as "not set" (name NULL), and under each path its events carry
--- (dimension 'path', no group for "not set").
+-- empty strings and NULL alike as "not set" (name NULL), and under each path its events carry and
+-- each event name it holds (dimensions 'path' and 'name', no group for "not set").
 --
 -- A (day, dimension, value) group is stored sparse while it holds at most `sparse_limit` distinct
 -- register entries (visitor_entry, src/db/routines/visitor_entry.sql): one row, plane 0, with the
@@ -48,19 +48,22 @@ DECLARE
     ' visitor_entry(s.profile_id) AS entry'
     || (SELECT string_agg(format(', nullif(s.%1$I, '''') COLLATE "C" AS %1$I', d.dimension), '') FROM session_dimensions() AS d)
     || ' FROM %s';
-  -- The same for the 'path' dimension, a session under each path its events carry: %s yields the
-  -- sessions as `s` and their session pages as `f` (a path seen on two origins repeats an entry,
-  -- which the distinct entries of a group absorb).
-  paths_of text := 'SELECT s.project_id COLLATE "C" AS project_id, date_trunc(''day'', s.started_at, z.timezone) AS day,'
-    ' visitor_entry(s.profile_id) AS entry, f.path COLLATE "C" AS path FROM %s';
-  path_groups text := ' UNION ALL SELECT project_id, day, ''path'' AS dimension, path AS name,'
-    ' array_agg(DISTINCT entry ORDER BY entry) AS entries FROM dimension_paths GROUP BY 1, 2, 4';
-  -- The session pages of `s` with a path, found through the session's start (an index).
-  pages_of_session constant text := ' JOIN session_pages f ON f.project_id = s.project_id AND f.started_at = s.started_at'
-    ' AND f.session_id = s.id AND f.path <> ''''';
+  -- The same for the multi-valued dimensions, a session under each path its events carry ('path')
+  -- and each event name it holds ('name'): %s yields the sessions as `s` and those values as `f`
+  -- (a path seen on two origins repeats an entry, which the distinct entries of a group absorb).
+  values_of text := 'SELECT s.project_id COLLATE "C" AS project_id, date_trunc(''day'', s.started_at, z.timezone) AS day,'
+    ' visitor_entry(s.profile_id) AS entry, f.dimension, f.value COLLATE "C" AS value FROM %s';
+  value_groups text := ' UNION ALL SELECT project_id, day, dimension, value AS name,'
+    ' array_agg(DISTINCT entry ORDER BY entry) AS entries FROM dimension_values GROUP BY 1, 2, 3, 4';
+  -- The paths and names of `s` as %s (session_pages and session_names, or this run's copies)
+  -- hold them, found through the session's start (an index of the stored ones).
+  values_join constant text := ' JOIN (SELECT project_id, session_id, started_at, ''path'' AS dimension, path AS value'
+    ' FROM %1$I WHERE path <> '''' UNION ALL SELECT project_id, session_id, started_at, ''name'', name FROM %2$I) AS f'
+    ' ON f.project_id = s.project_id AND f.started_at = s.started_at AND f.session_id = s.id';
+  stored_values constant text := format(values_join, 'session_pages', 'session_names');
 BEGIN
   DROP TABLE IF EXISTS pg_temp.dimension_zones, pg_temp.dimension_days, pg_temp.dimension_sessions,
-    pg_temp.dimension_paths, pg_temp.dimension_groups;
+    pg_temp.dimension_values, pg_temp.dimension_groups;
   -- Each project's zone, and whether all of its days are rebuilt (src/db/routines/derived_zones.sql).
   CREATE TEMPORARY TABLE dimension_zones ON COMMIT DROP AS SELECT * FROM derived_zones(rebuild_all);
 
@@ -89,12 +92,12 @@ BEGIN
     ' UNION ALL ' || format(sessions_of, 'dimension_days d JOIN dimension_zones z ON z.project_id = d.project_id'
     ' JOIN sessions s ON s.project_id = d.project_id AND s.started_at >= d.day'
     ' AND s.started_at < ((d.day AT TIME ZONE z.timezone)::date + 1)::timestamp AT TIME ZONE z.timezone'));
-  EXECUTE 'CREATE TEMPORARY TABLE dimension_paths ON COMMIT DROP AS ' || format(paths_of,
-    'dimension_zones z JOIN sessions s ON s.project_id = z.project_id' || pages_of_session || ' WHERE z.rebuilt')
-    || ' UNION ALL ' || format(paths_of, 'dimension_days d JOIN dimension_zones z ON z.project_id = d.project_id'
+  EXECUTE 'CREATE TEMPORARY TABLE dimension_values ON COMMIT DROP AS ' || format(values_of,
+    'dimension_zones z JOIN sessions s ON s.project_id = z.project_id' || stored_values || ' WHERE z.rebuilt')
+    || ' UNION ALL ' || format(values_of, 'dimension_days d JOIN dimension_zones z ON z.project_id = d.project_id'
     ' JOIN sessions s ON s.project_id = d.project_id AND s.started_at >= d.day'
-    ' AND s.started_at < ((d.day AT TIME ZONE z.timezone)::date + 1)::timestamp AT TIME ZONE z.timezone' || pages_of_session);
-  EXECUTE format('CREATE TEMPORARY TABLE dimension_groups ON COMMIT DROP AS ' || groups_of || path_groups, 'dimension_sessions');
+    ' AND s.started_at < ((d.day AT TIME ZONE z.timezone)::date + 1)::timestamp AT TIME ZONE z.timezone' || stored_values);
+  EXECUTE format('CREATE TEMPORARY TABLE dimension_groups ON COMMIT DROP AS ' || groups_of || value_groups, 'dimension_sessions');
   INSERT INTO visitor_dimension_sketches (project_id, day, dimension, name, plane, entries)
   SELECT project_id, day, dimension, name, 0, entries FROM dimension_groups WHERE cardinality(entries) <= sparse_limit;
   INSERT INTO visitor_dimension_sketches (project_id, day, dimension, name, plane, registers)
@@ -104,21 +107,21 @@ BEGIN
     RETURN;
   END IF;
 
-  -- Merged: the new sessions of the other days, and the paths of every touched session there (a
-  -- session's paths only grow as its events arrive: a union adds the new ones).
-  DROP TABLE dimension_sessions, dimension_paths, dimension_groups;
+  -- Merged: the new sessions of the other days, and the paths and names of every touched session
+  -- there (a session's paths and names only grow as its events arrive: a union adds the new ones).
+  DROP TABLE dimension_sessions, dimension_values, dimension_groups;
   EXECUTE format('CREATE TEMPORARY TABLE dimension_sessions ON COMMIT DROP AS ' || sessions_of,
     'touched_after s'
     ' JOIN dimension_zones z ON z.project_id = s.project_id AND NOT z.rebuilt'
     ' WHERE NOT EXISTS (SELECT 1 FROM touched_before b WHERE b.project_id = s.project_id AND b.id = s.id)'
     ' AND NOT EXISTS (SELECT 1 FROM dimension_days d WHERE d.project_id = s.project_id'
     ' AND d.day = date_trunc(''day'', s.started_at, z.timezone))');
-  EXECUTE 'CREATE TEMPORARY TABLE dimension_paths ON COMMIT DROP AS ' || format(paths_of, 'touched_after s'
+  EXECUTE 'CREATE TEMPORARY TABLE dimension_values ON COMMIT DROP AS ' || format(values_of, 'touched_after s'
     ' JOIN dimension_zones z ON z.project_id = s.project_id AND NOT z.rebuilt'
-    ' JOIN touched_pages f ON f.project_id = s.project_id AND f.session_id = s.id AND f.path <> '''''
+    || format(values_join, 'touched_pages', 'touched_names') ||
     ' WHERE NOT EXISTS (SELECT 1 FROM dimension_days d WHERE d.project_id = s.project_id'
     ' AND d.day = date_trunc(''day'', s.started_at, z.timezone))');
-  EXECUTE format('CREATE TEMPORARY TABLE dimension_groups ON COMMIT DROP AS ' || groups_of || path_groups, 'dimension_sessions');
+  EXECUTE format('CREATE TEMPORARY TABLE dimension_groups ON COMMIT DROP AS ' || groups_of || value_groups, 'dimension_sessions');
   -- Into a dense group: the union of planes.
   INSERT INTO visitor_dimension_sketches AS v (project_id, day, dimension, name, plane, registers)
   SELECT g.project_id, g.day, g.dimension, g.name, p.plane, p.registers
@@ -137,7 +140,7 @@ BEGIN
   WITH grown AS (
     DELETE FROM visitor_dimension_sketches v
     WHERE v.plane = 0 AND cardinality(v.entries) > sparse_limit AND (EXISTS (SELECT 1 FROM dimension_sessions s
-      WHERE s.project_id = v.project_id AND s.day = v.day) OR EXISTS (SELECT 1 FROM dimension_paths s
+      WHERE s.project_id = v.project_id AND s.day = v.day) OR EXISTS (SELECT 1 FROM dimension_values s
       WHERE s.project_id = v.project_id AND s.day = v.day))
     RETURNING v.project_id, v.day, v.dimension, v.name, v.entries
   )

@@ -8,7 +8,7 @@
 --
 -- A row holds the pages screened in the sessions of one day (the project's) with value `name` of
 -- one dimension of session_dimensions() (src/db/routines/session_dimensions.sql), or with an event
--- on path `name` (dimension 'path'), summed as the page rollups are: a session counts once per
+-- on path `name` or named `name` (dimensions 'path' and 'name'), summed as the page rollups are: a session counts once per
 -- page, with its screen views and time on page there.
 -- `title` is part of the group: the greatest is taken when the rows are read, so the rows stay
 -- sums. Like the pair rollups (src/db/routines/refresh_pair_rollups.sql), the rows are maintained
@@ -50,22 +50,23 @@ DECLARE
       ' sum(duration_ms::float8) AS duration_ms, sum(timed_views) AS timed_views'
       ' FROM dimension_pages GROUP BY 1, 2, 4, 5, 6, 7', d.dimension), ' UNION ALL ')
     FROM session_dimensions() AS d);
-  -- The same pages once per path the session's events carry (session_path_join,
-  -- src/db/routines/session_path_join.sql): the rows of the 'path' dimension, the pages of the
-  -- sessions with an event on that path. %1$s yields the pages as `p`, their sessions as `s`,
-  -- those sessions' paths as `f` and their project's zone as `z`, %2$s the sign.
-  path_pages_of text := 'SELECT s.project_id COLLATE "C" AS project_id, date_trunc(''day'', s.started_at, z.timezone) AS day,'
-    ' f.path COLLATE "C" AS name, p.origin COLLATE "C" AS origin, p.path COLLATE "C" AS path, p.title COLLATE "C" AS title,'
+  -- The same pages once per value of the session's multi-valued dimensions, each path and each
+  -- event name (session_values_join, src/db/routines/session_values_join.sql): the rows of the
+  -- 'path' and 'name' dimensions, the pages of the sessions with an event on that path or of that
+  -- name. %1$s yields the pages as `p`, their sessions as `s`, those sessions' values as `f` and
+  -- their project's zone as `z`, %2$s the sign.
+  value_pages_of text := 'SELECT s.project_id COLLATE "C" AS project_id, date_trunc(''day'', s.started_at, z.timezone) AS day,'
+    ' f.dimension, f.value COLLATE "C" AS name, p.origin COLLATE "C" AS origin, p.path COLLATE "C" AS path, p.title COLLATE "C" AS title,'
     ' %2$s::integer AS sessions, %2$s * p.views AS pageviews, CASE WHEN s.is_bounce THEN %2$s ELSE 0 END AS bounces,'
     ' %2$s * p.duration_ms AS duration_ms, %2$s * p.timed_views AS timed_views FROM %1$s AND p.views > 0';
-  path_pages_netted text := 'SELECT project_id, day, name, origin, path, title, sum(sessions) AS sessions,'
+  value_pages_netted text := 'SELECT project_id, day, dimension, name, origin, path, title, sum(sessions) AS sessions,'
     ' sum(pageviews) AS pageviews, sum(bounces) AS bounces, sum(duration_ms) AS duration_ms,'
-    ' sum(timed_views) AS timed_views FROM (%s) AS signed GROUP BY project_id, day, name, origin, path, title';
-  path_groups text := 'SELECT project_id, day, ''path'' AS dimension, name, origin, path, title,'
+    ' sum(timed_views) AS timed_views FROM (%s) AS signed GROUP BY project_id, day, dimension, name, origin, path, title';
+  value_groups text := 'SELECT project_id, day, dimension, name, origin, path, title,'
     ' sum(sessions) AS sessions, sum(pageviews) AS pageviews, sum(bounces) AS bounces,'
-    ' sum(duration_ms::float8) AS duration_ms, sum(timed_views) AS timed_views FROM path_pages GROUP BY 1, 2, 4, 5, 6, 7';
+    ' sum(duration_ms::float8) AS duration_ms, sum(timed_views) AS timed_views FROM value_pages GROUP BY 1, 2, 3, 4, 5, 6, 7';
 BEGIN
-  DROP TABLE IF EXISTS pg_temp.page_zones, pg_temp.dimension_pages, pg_temp.path_pages;
+  DROP TABLE IF EXISTS pg_temp.page_zones, pg_temp.dimension_pages, pg_temp.value_pages;
   CREATE TEMPORARY TABLE page_zones ON COMMIT DROP AS SELECT * FROM derived_zones(rebuild_all);
   IF rebuild_all THEN
     TRUNCATE page_dimension_rollups;
@@ -81,13 +82,13 @@ BEGIN
   IF EXISTS (SELECT 1 FROM dimension_pages) THEN
     PERFORM add_rollup_rows('page_dimension_rollups', keys, sums, groups, false);
   END IF;
-  EXECUTE 'CREATE TEMPORARY TABLE path_pages ON COMMIT DROP AS ' || format(path_pages_of,
+  EXECUTE 'CREATE TEMPORARY TABLE value_pages ON COMMIT DROP AS ' || format(value_pages_of,
     'page_zones z JOIN sessions s ON s.project_id = z.project_id'
     ' JOIN session_pages p ON p.project_id = s.project_id AND p.session_id = s.id'
-    || session_path_join('session_pages') || ' WHERE z.rebuilt', '1');
-  ANALYZE path_pages;
-  IF EXISTS (SELECT 1 FROM path_pages) THEN
-    PERFORM add_rollup_rows('page_dimension_rollups', keys, sums, path_groups, false);
+    || session_values_join('stored') || ' WHERE z.rebuilt', '1');
+  ANALYZE value_pages;
+  IF EXISTS (SELECT 1 FROM value_pages) THEN
+    PERFORM add_rollup_rows('page_dimension_rollups', keys, sums, value_groups, false);
   END IF;
   IF rebuild_all THEN
     RETURN;
@@ -95,7 +96,7 @@ BEGIN
 
   -- By difference, for the others: the pages of the touched sessions as they were, subtracted,
   -- and as they are, added.
-  DROP TABLE dimension_pages, path_pages;
+  DROP TABLE dimension_pages, value_pages;
   EXECUTE 'CREATE TEMPORARY TABLE dimension_pages ON COMMIT DROP AS ' || format(netted, format(pages_of,
     'touched_before s JOIN page_zones z ON z.project_id = s.project_id AND NOT z.rebuilt'
     ' JOIN touched_pages_before p ON p.project_id = s.project_id AND p.session_id = s.id WHERE true', '-1')
@@ -106,17 +107,17 @@ BEGIN
   IF EXISTS (SELECT 1 FROM dimension_pages) THEN
     PERFORM add_rollup_rows('page_dimension_rollups', keys, sums, groups, true);
   END IF;
-  EXECUTE 'CREATE TEMPORARY TABLE path_pages ON COMMIT DROP AS ' || format(path_pages_netted, format(path_pages_of,
+  EXECUTE 'CREATE TEMPORARY TABLE value_pages ON COMMIT DROP AS ' || format(value_pages_netted, format(value_pages_of,
     'touched_before s JOIN page_zones z ON z.project_id = s.project_id AND NOT z.rebuilt'
     ' JOIN touched_pages_before p ON p.project_id = s.project_id AND p.session_id = s.id'
-    || session_path_join('touched_pages_before') || ' WHERE true', '-1')
-    || ' UNION ALL ' || format(path_pages_of,
+    || session_values_join('before') || ' WHERE true', '-1')
+    || ' UNION ALL ' || format(value_pages_of,
     'touched_after s JOIN page_zones z ON z.project_id = s.project_id AND NOT z.rebuilt'
     ' JOIN touched_pages p ON p.project_id = s.project_id AND p.session_id = s.id'
-    || session_path_join('touched_pages') || ' WHERE true', '1'));
-  ANALYZE path_pages;
-  IF EXISTS (SELECT 1 FROM path_pages) THEN
-    PERFORM add_rollup_rows('page_dimension_rollups', keys, sums, path_groups, true);
+    || session_values_join('after') || ' WHERE true', '1'));
+  ANALYZE value_pages;
+  IF EXISTS (SELECT 1 FROM value_pages) THEN
+    PERFORM add_rollup_rows('page_dimension_rollups', keys, sums, value_groups, true);
   END IF;
 END;
 $fn$;

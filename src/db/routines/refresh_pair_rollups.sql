@@ -8,8 +8,8 @@
 -- A row holds the sessions of one day (the project's; UTC when it has none) with value `name` of
 -- `dimension` and value `by_name` of `by_dimension`, for every unordered pair of the dimensions
 -- of session_dimensions() (src/db/routines/session_dimensions.sql), the first one first; empty
--- strings and NULL alike are "not set" (NULL), and of the 'path' dimension (each path the
--- session's events carry) with each of them. A filter on either dimension of a pair answers a
+-- strings and NULL alike are "not set" (NULL), and of the 'path' and 'name' dimensions (each path
+-- the session's events carry, each event name it holds) with each of them. A filter on either dimension of a pair answers a
 -- breakdown by the other from these rows.
 --
 -- Every column is a sum, so the rows are maintained by difference: the touched sessions as they
@@ -61,27 +61,28 @@ DECLARE
       ' UNION ALL ')
     FROM session_dimensions() WITH ORDINALITY AS a(dimension, prefix, position)
     JOIN session_dimensions() WITH ORDINALITY AS b(dimension, prefix, position) ON a.position < b.position);
-  -- The same sessions once per path their events carry (session_path_join,
-  -- src/db/routines/session_path_join.sql), paired with each of their values: the rows of the
-  -- 'path' dimension (first in the pair; `path` is not a breakdown), which answer breakdowns under
-  -- a filter "sessions with an event on path …". %1$s also yields the paths as `f`.
-  paths_of text := 'SELECT s.project_id COLLATE "C" AS project_id, date_trunc(''day'', s.started_at, z.timezone) AS day'
-    || ', ' || signed_session_sums('%2$s') || ', f.path COLLATE "C" AS path'
+  -- The same sessions once per value of the multi-valued dimensions, each path and each event name
+  -- (session_values_join, src/db/routines/session_values_join.sql), with each of their breakdown
+  -- values: the rows of the 'path' and 'name' dimensions (first in the pair; they are not
+  -- breakdowns), which answer breakdowns under a filter "sessions with an event on path …" or
+  -- "… named …". %1$s also yields those values as `f`.
+  values_of text := 'SELECT s.project_id COLLATE "C" AS project_id, date_trunc(''day'', s.started_at, z.timezone) AS day'
+    || ', ' || signed_session_sums('%2$s') || ', f.dimension, f.value COLLATE "C" AS value'
     || (SELECT string_agg(format(', nullif(s.%1$I, '''') COLLATE "C" AS %1$I', d.dimension), '') FROM session_dimensions() AS d)
     || ' FROM %1$s';
-  paths_netted text := 'SELECT project_id, day, sum(sessions) AS sessions, sum(bounces) AS bounces, sum(screen_views) AS screen_views,'
-       ' sum(duration_ms) AS duration_ms, sum(timed_sessions) AS timed_sessions, sum(revenue) AS revenue, path'
+  values_netted text := 'SELECT project_id, day, sum(sessions) AS sessions, sum(bounces) AS bounces, sum(screen_views) AS screen_views,'
+       ' sum(duration_ms) AS duration_ms, sum(timed_sessions) AS timed_sessions, sum(revenue) AS revenue, dimension, value'
     || (SELECT string_agg(format(', %I', d.dimension), '') FROM session_dimensions() AS d)
-    || ' FROM (%s) AS signed GROUP BY project_id, day, path'
+    || ' FROM (%s) AS signed GROUP BY project_id, day, dimension, value'
     || (SELECT string_agg(format(', %I', d.dimension), '') FROM session_dimensions() AS d);
-  path_pairs text := (SELECT string_agg(format('SELECT project_id, day, ''path'' AS dimension, path AS name, NULL::text AS prefix,'
+  value_pairs text := (SELECT string_agg(format('SELECT project_id, day, dimension, value AS name, NULL::text AS prefix,'
       ' %1$L AS by_dimension, %1$I AS by_name, %2$s AS by_prefix, sum(sessions) AS sessions, sum(bounces) AS bounces,'
       ' sum(screen_views) AS screen_views, sum(duration_ms::float8) AS duration_ms, sum(timed_sessions) AS timed_sessions,'
-      ' sum(revenue::float8) AS revenue FROM pair_paths GROUP BY 1, 2, 4, 7, 8',
+      ' sum(revenue::float8) AS revenue FROM pair_values GROUP BY 1, 2, 3, 4, 7, 8',
       b.dimension, coalesce(quote_ident(b.prefix), 'NULL::text')), ' UNION ALL ')
     FROM session_dimensions() AS b);
 BEGIN
-  DROP TABLE IF EXISTS pg_temp.pair_zones, pg_temp.pair_sessions, pg_temp.pair_paths;
+  DROP TABLE IF EXISTS pg_temp.pair_zones, pg_temp.pair_sessions, pg_temp.pair_values;
   CREATE TEMPORARY TABLE pair_zones ON COMMIT DROP AS SELECT * FROM derived_zones(rebuild_all);
   IF rebuild_all THEN
     TRUNCATE session_pair_rollups;
@@ -97,11 +98,11 @@ BEGIN
     PERFORM add_rollup_rows('session_pair_rollups', keys, sums, pairs, false);
   END IF;
   DROP TABLE pair_sessions;
-  EXECUTE 'CREATE TEMPORARY TABLE pair_paths ON COMMIT DROP AS ' || format(paths_of,
-    'pair_zones z JOIN sessions s ON s.project_id = z.project_id' || session_path_join('session_pages') || ' WHERE z.rebuilt', '1');
-  ANALYZE pair_paths;
-  IF EXISTS (SELECT 1 FROM pair_paths) THEN
-    PERFORM add_rollup_rows('session_pair_rollups', keys, sums, path_pairs, false);
+  EXECUTE 'CREATE TEMPORARY TABLE pair_values ON COMMIT DROP AS ' || format(values_of,
+    'pair_zones z JOIN sessions s ON s.project_id = z.project_id' || session_values_join('stored') || ' WHERE z.rebuilt', '1');
+  ANALYZE pair_values;
+  IF EXISTS (SELECT 1 FROM pair_values) THEN
+    PERFORM add_rollup_rows('session_pair_rollups', keys, sums, value_pairs, false);
   END IF;
   IF rebuild_all THEN
     RETURN;
@@ -109,7 +110,7 @@ BEGIN
 
   -- By difference, for the others: the touched sessions before this run, subtracted, and now,
   -- added, into the groups as they stand (add_rollup_rows, src/db/routines/add_rollup_rows.sql).
-  DROP TABLE pair_paths;
+  DROP TABLE pair_values;
   EXECUTE 'CREATE TEMPORARY TABLE pair_sessions ON COMMIT DROP AS ' || format(netted,
     format(sessions_of, 'touched_before s JOIN pair_zones z ON z.project_id = s.project_id AND NOT z.rebuilt', '-1')
     || ' UNION ALL ' || format(sessions_of, 'touched_after s'
@@ -118,14 +119,14 @@ BEGIN
   IF EXISTS (SELECT 1 FROM pair_sessions) THEN
     PERFORM add_rollup_rows('session_pair_rollups', keys, sums, pairs, true);
   END IF;
-  EXECUTE 'CREATE TEMPORARY TABLE pair_paths ON COMMIT DROP AS ' || format(paths_netted,
-    format(paths_of, 'touched_before s JOIN pair_zones z ON z.project_id = s.project_id AND NOT z.rebuilt'
-      || session_path_join('touched_pages_before'), '-1')
-    || ' UNION ALL ' || format(paths_of, 'touched_after s JOIN pair_zones z ON z.project_id = s.project_id AND NOT z.rebuilt'
-      || session_path_join('touched_pages'), '1'));
-  ANALYZE pair_paths;
-  IF EXISTS (SELECT 1 FROM pair_paths) THEN
-    PERFORM add_rollup_rows('session_pair_rollups', keys, sums, path_pairs, true);
+  EXECUTE 'CREATE TEMPORARY TABLE pair_values ON COMMIT DROP AS ' || format(values_netted,
+    format(values_of, 'touched_before s JOIN pair_zones z ON z.project_id = s.project_id AND NOT z.rebuilt'
+      || session_values_join('before'), '-1')
+    || ' UNION ALL ' || format(values_of, 'touched_after s JOIN pair_zones z ON z.project_id = s.project_id AND NOT z.rebuilt'
+      || session_values_join('after'), '1'));
+  ANALYZE pair_values;
+  IF EXISTS (SELECT 1 FROM pair_values) THEN
+    PERFORM add_rollup_rows('session_pair_rollups', keys, sums, value_pairs, true);
   END IF;
 END;
 $fn$;

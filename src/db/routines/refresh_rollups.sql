@@ -1,16 +1,18 @@
 -- refresh_rollups(rebuild_all): the session and page rollups per hour and per project day
--- (session_rollups, session_day_rollups, page_rollups, page_day_rollups) and the session pages
--- (session_pages) of the sessions refresh_session_rollups (src/db/routines/refresh_session_rollups.sql)
--- has just derived. It calls this first after writing the sessions, with the temporary tables
--- `touched_after` (the sessions of this run as it wrote them), `touched_before` (their rows as they were before
--- this run; none for new sessions) and `touched_pages_before` (their session pages as they were),
--- and leaves `touched_pages` (their session pages as they are now) to the routines after it.
+-- (session_rollups, session_day_rollups, page_rollups, page_day_rollups), the session pages
+-- (session_pages) and the session names (session_names) of the sessions refresh_session_rollups
+-- (src/db/routines/refresh_session_rollups.sql) has just derived. It calls this first after
+-- writing the sessions, with the temporary tables `touched_after` (the sessions of this run as it
+-- wrote them), `touched_before` (their rows as they were before this run; none for new sessions),
+-- `touched_pages_before` and `touched_names_before` (their session pages and names as they were),
+-- and leaves `touched_pages` and `touched_names` (as they are now) to the routines after it.
 --
 -- An hour is the UTC hour of a session's start, a day the project's (its timezone, UTC when it
 -- has none). A session counts in the '' dimension (all sessions) and under its value of each
 -- dimension of session_dimensions() (src/db/routines/session_dimensions.sql), empty strings and
--- NULL alike as "not set", and under each path its events carry (dimension 'path', no row for
--- "not set"); a page row counts a session once per (origin, path, title) it screened.
+-- NULL alike as "not set", and under each path its events carry and each event name it holds
+-- (dimensions 'path' and 'name', no row for "not set"); a page row counts a session once per
+-- (origin, path, title) it screened.
 --
 -- Every column is a sum, so the rows are maintained by difference (add_rollup_rows,
 -- src/db/routines/add_rollup_rows.sql): the touched sessions and their pages as they were are
@@ -70,19 +72,19 @@ DECLARE
       ' FROM rollup_sessions WHERE %%1$I IS NOT NULL GROUP BY 1, 2, 4, 5',
       d.dimension, coalesce(quote_ident(d.prefix), 'NULL::text'), session_aggregates), '')
       FROM session_dimensions() AS d);
-  -- The same sessions once per path their events carry (session_path_join,
-  -- src/db/routines/session_path_join.sql): %1$s yields them as `s`, their paths as `f` and their
-  -- zone as `z`. They make the rows of the 'path' dimension, which answer "sessions with an event
-  -- on path …" as the other dimensions' rows answer a filter on them.
-  paths_of text := 'SELECT s.project_id COLLATE "C" AS project_id,'
+  -- The same sessions once per value of the multi-valued dimensions, each path and each event name
+  -- (session_values_join, src/db/routines/session_values_join.sql): %1$s yields them as `s`, those
+  -- values as `f` and their zone as `z`. They make the rows of the 'path' and 'name' dimensions,
+  -- which answer "sessions with an event on path …" as the other dimensions' rows answer a filter.
+  values_of text := 'SELECT s.project_id COLLATE "C" AS project_id,'
     ' CASE WHEN %3$s THEN date_bin(''1 hour'', s.started_at, timestamptz ''2000-01-01 00:00:00+00'') END AS hour,'
     ' CASE WHEN %4$s THEN date_trunc(''day'', s.started_at, z.timezone) END AS day'
-    || ', ' || signed_session_sums('%2$s') || ', f.path COLLATE "C" AS path FROM %1$s';
-  paths_netted text := 'SELECT project_id, hour, day, path, sum(sessions) AS sessions, sum(bounces) AS bounces,'
+    || ', ' || signed_session_sums('%2$s') || ', f.dimension, f.value COLLATE "C" AS value FROM %1$s';
+  values_netted text := 'SELECT project_id, hour, day, dimension, value, sum(sessions) AS sessions, sum(bounces) AS bounces,'
     ' sum(screen_views) AS screen_views, sum(duration_ms) AS duration_ms, sum(timed_sessions) AS timed_sessions,'
-    ' sum(revenue) AS revenue FROM (%s) AS signed GROUP BY project_id, hour, day, path';
-  path_groups text := format('SELECT project_id, %%1$I, ''path'' AS dimension, path AS name, NULL::text AS prefix, %s'
-    ' FROM rollup_paths WHERE %%1$I IS NOT NULL GROUP BY 1, 2, 4', session_aggregates);
+    ' sum(revenue) AS revenue FROM (%s) AS signed GROUP BY project_id, hour, day, dimension, value';
+  value_groups text := format('SELECT project_id, %%1$I, dimension, value AS name, NULL::text AS prefix, %s'
+    ' FROM rollup_values WHERE %%1$I IS NOT NULL GROUP BY 1, 2, 3, 4', session_aggregates);
   -- Screened pages, narrow, signed like the sessions: %1$s yields them as `p` with their
   -- project's zone as `z`.
   pages_of text := 'SELECT p.project_id COLLATE "C" AS project_id,'
@@ -103,20 +105,21 @@ DECLARE
   pages_written bigint;
   rezoned boolean;
 BEGIN
-  DROP TABLE IF EXISTS pg_temp.rollup_zones, pg_temp.rollup_sessions, pg_temp.rollup_pages, pg_temp.rollup_paths,
-    pg_temp.touched_pages;
+  DROP TABLE IF EXISTS pg_temp.rollup_zones, pg_temp.rollup_sessions, pg_temp.rollup_pages, pg_temp.rollup_values,
+    pg_temp.touched_pages, pg_temp.touched_names;
   CREATE TEMPORARY TABLE rollup_zones ON COMMIT DROP AS SELECT * FROM derived_zones(rebuild_all);
   -- Whether some project's day rows are rebuilt whole in this incremental run (its timezone changed).
   rezoned := NOT rebuild_all AND EXISTS (SELECT 1 FROM rollup_zones WHERE rollup_zones.rebuilt);
   CREATE TEMPORARY TABLE touched_pages ON COMMIT DROP AS SELECT * FROM session_pages WITH NO DATA;
+  CREATE TEMPORARY TABLE touched_names ON COMMIT DROP AS SELECT * FROM session_names WITH NO DATA;
 
   IF rebuild_all THEN
-    TRUNCATE session_rollups, session_day_rollups, page_rollups, page_day_rollups, session_pages;
-    -- Every session page is written: building their indexes afterwards, from their definitions as
-    -- they stand, is several times cheaper than maintaining them row by row.
+    TRUNCATE session_rollups, session_day_rollups, page_rollups, page_day_rollups, session_pages, session_names;
+    -- Every session page and name is written: building their indexes afterwards, from their
+    -- definitions as they stand, is several times cheaper than maintaining them row by row.
     SELECT array_agg(pg_get_indexdef(indexrelid)), array_agg(indexrelid::regclass::text)
     INTO page_indexes, page_index_names
-    FROM pg_index WHERE indrelid = 'session_pages'::regclass;
+    FROM pg_index WHERE indrelid IN ('session_pages'::regclass, 'session_names'::regclass);
     IF page_index_names IS NOT NULL THEN
       EXECUTE (SELECT 'DROP INDEX ' || string_agg(name, ', ') FROM unnest(page_index_names) AS name);
     END IF;
@@ -161,6 +164,19 @@ BEGIN
   -- 0.65 s -> 0.15 s). Later runs append recent sessions, which keeps the order.
   INSERT INTO session_pages SELECT * FROM touched_pages ORDER BY started_at;
   ANALYZE touched_pages;
+  -- Session names likewise: each event name of each session, its old ones deleted first.
+  IF NOT rebuild_all THEN
+    DELETE FROM session_names n USING touched_before b
+    WHERE n.project_id = b.project_id AND n.started_at = b.started_at AND n.session_id = b.id;
+  END IF;
+  EXECUTE format($sql$
+  INSERT INTO touched_names (project_id, session_id, started_at, name)
+  SELECT DISTINCT s.project_id, s.id, s.started_at, e.name
+  FROM %s
+  JOIN events e ON e.project_id = s.project_id AND e.session_id = s.id
+  $sql$, CASE WHEN rebuild_all THEN 'sessions s' ELSE 'touched_after s' END);
+  INSERT INTO session_names SELECT * FROM touched_names ORDER BY started_at;
+  ANALYZE touched_names;
 
   IF rebuild_all THEN
     EXECUTE 'CREATE TEMPORARY TABLE rollup_pages ON COMMIT DROP AS '
@@ -177,22 +193,22 @@ BEGIN
       || format(page_groups, 'day');
   END IF;
 
-  -- The 'path' dimension of the session rollups, from the session pages just written.
+  -- The 'path' and 'name' dimensions of the session rollups, from the pages and names just written.
   IF rebuild_all THEN
-    EXECUTE 'CREATE TEMPORARY TABLE rollup_paths ON COMMIT DROP AS ' || format(paths_of,
-      'sessions s LEFT JOIN rollup_zones z ON z.project_id = s.project_id' || session_path_join('touched_pages'),
+    EXECUTE 'CREATE TEMPORARY TABLE rollup_values ON COMMIT DROP AS ' || format(values_of,
+      'sessions s LEFT JOIN rollup_zones z ON z.project_id = s.project_id' || session_values_join('after'),
       '1', 'true', 'true');
   ELSIF rezoned THEN
-    EXECUTE 'CREATE TEMPORARY TABLE rollup_paths ON COMMIT DROP AS ' || format(paths_of,
-      'rollup_zones z JOIN sessions s ON s.project_id = z.project_id' || session_path_join('session_pages')
+    EXECUTE 'CREATE TEMPORARY TABLE rollup_values ON COMMIT DROP AS ' || format(values_of,
+      'rollup_zones z JOIN sessions s ON s.project_id = z.project_id' || session_values_join('stored')
       || ' WHERE z.rebuilt', '1', 'false', 'true');
   END IF;
   IF rebuild_all OR rezoned THEN
-    ANALYZE rollup_paths;
+    ANALYZE rollup_values;
     EXECUTE format('INSERT INTO session_rollups (project_id, hour, dimension, name, prefix, %s) ',
-      array_to_string(session_sums, ', ')) || format(path_groups, 'hour');
+      array_to_string(session_sums, ', ')) || format(value_groups, 'hour');
     EXECUTE format('INSERT INTO session_day_rollups (project_id, day, dimension, name, prefix, %s) ',
-      array_to_string(session_sums, ', ')) || format(path_groups, 'day');
+      array_to_string(session_sums, ', ')) || format(value_groups, 'day');
   END IF;
 
   IF rebuild_all THEN
@@ -207,6 +223,7 @@ BEGIN
   IF pages_written > 1000 AND pages_written > 0.1 * (SELECT reltuples FROM pg_class WHERE oid = 'session_pages'::regclass) THEN
     ANALYZE sessions;
     ANALYZE session_pages;
+    ANALYZE session_names;
   END IF;
   IF rebuild_all THEN
     RETURN;
@@ -214,7 +231,7 @@ BEGIN
 
   -- By difference: the touched sessions and their pages before this run, subtracted, and now,
   -- added, into the groups as they stand; the day rows of the projects rebuilt above are left out.
-  DROP TABLE IF EXISTS rollup_sessions, rollup_pages, rollup_paths;
+  DROP TABLE IF EXISTS rollup_sessions, rollup_pages, rollup_values;
   EXECUTE 'CREATE TEMPORARY TABLE rollup_sessions ON COMMIT DROP AS ' || format(sessions_netted,
     format(sessions_of, 'touched_before s LEFT JOIN rollup_zones z ON z.project_id = s.project_id', '-1', 'true', 'NOT z.rebuilt')
     || ' UNION ALL ' || format(sessions_of, 'touched_after s'
@@ -224,16 +241,16 @@ BEGIN
     format(session_groups, 'hour'), true);
   PERFORM add_rollup_rows('session_day_rollups', ARRAY['project_id', 'day', 'dimension', 'name', 'prefix'], session_sums,
     format(session_groups, 'day'), true);
-  EXECUTE 'CREATE TEMPORARY TABLE rollup_paths ON COMMIT DROP AS ' || format(paths_netted,
-    format(paths_of, 'touched_before s LEFT JOIN rollup_zones z ON z.project_id = s.project_id'
-      || session_path_join('touched_pages_before'), '-1', 'true', 'NOT z.rebuilt')
-    || ' UNION ALL ' || format(paths_of, 'touched_after s LEFT JOIN rollup_zones z ON z.project_id = s.project_id'
-      || session_path_join('touched_pages'), '1', 'true', 'NOT z.rebuilt'));
-  ANALYZE rollup_paths;
+  EXECUTE 'CREATE TEMPORARY TABLE rollup_values ON COMMIT DROP AS ' || format(values_netted,
+    format(values_of, 'touched_before s LEFT JOIN rollup_zones z ON z.project_id = s.project_id'
+      || session_values_join('before'), '-1', 'true', 'NOT z.rebuilt')
+    || ' UNION ALL ' || format(values_of, 'touched_after s LEFT JOIN rollup_zones z ON z.project_id = s.project_id'
+      || session_values_join('after'), '1', 'true', 'NOT z.rebuilt'));
+  ANALYZE rollup_values;
   PERFORM add_rollup_rows('session_rollups', ARRAY['project_id', 'hour', 'dimension', 'name', 'prefix'], session_sums,
-    format(path_groups, 'hour'), true);
+    format(value_groups, 'hour'), true);
   PERFORM add_rollup_rows('session_day_rollups', ARRAY['project_id', 'day', 'dimension', 'name', 'prefix'], session_sums,
-    format(path_groups, 'day'), true);
+    format(value_groups, 'day'), true);
   EXECUTE 'CREATE TEMPORARY TABLE rollup_pages ON COMMIT DROP AS ' || format(pages_netted,
     format(pages_of, 'touched_pages_before p LEFT JOIN rollup_zones z ON z.project_id = p.project_id WHERE true', '-1', 'true', 'NOT z.rebuilt')
     || ' UNION ALL ' || format(pages_of, 'touched_pages p LEFT JOIN rollup_zones z ON z.project_id = p.project_id WHERE true', '1', 'true', 'NOT z.rebuilt'));

@@ -65,13 +65,15 @@ BEGIN
 
   rebuild_all := from_xid = 0 OR rollups_xid = 0;
 
-  DROP TABLE IF EXISTS pg_temp.touched_sessions, pg_temp.touched_before, pg_temp.touched_after, pg_temp.touched_pages_before;
+  DROP TABLE IF EXISTS pg_temp.touched_sessions, pg_temp.touched_before, pg_temp.touched_after, pg_temp.touched_pages_before,
+    pg_temp.touched_names_before;
   CREATE TEMPORARY TABLE touched_sessions (project_id text, session_id text) ON COMMIT DROP;
-  -- The touched sessions as they were before this run (none for new ones), and their pages.
+  -- The touched sessions as they were before this run (none for new ones), their pages and names.
   CREATE TEMPORARY TABLE touched_before ON COMMIT DROP AS SELECT * FROM sessions WITH NO DATA;
   -- ...and as this run writes them (filled by the upsert below).
   CREATE TEMPORARY TABLE touched_after ON COMMIT DROP AS SELECT * FROM sessions WITH NO DATA;
   CREATE TEMPORARY TABLE touched_pages_before ON COMMIT DROP AS SELECT * FROM session_pages WITH NO DATA;
+  CREATE TEMPORARY TABLE touched_names_before ON COMMIT DROP AS SELECT * FROM session_names WITH NO DATA;
   IF from_xid > 0 THEN
     INSERT INTO touched_sessions SELECT DISTINCT project_id, session_id FROM events WHERE ingest_xid >= from_xid;
     ANALYZE touched_sessions;
@@ -82,6 +84,9 @@ BEGIN
     INSERT INTO touched_pages_before SELECT p.*
     FROM touched_before b JOIN session_pages p ON p.project_id = b.project_id AND p.started_at = b.started_at AND p.session_id = b.id;
     ANALYZE touched_pages_before;
+    INSERT INTO touched_names_before SELECT n.*
+    FROM touched_before b JOIN session_names n ON n.project_id = b.project_id AND n.started_at = b.started_at AND n.session_id = b.id;
+    ANALYZE touched_names_before;
   END IF;
 
   -- Every event of every session that received one since the last run. Planned afresh each

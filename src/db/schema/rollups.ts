@@ -125,6 +125,27 @@ export const sessionPages = pgTable(
 );
 
 /**
+ * Each event name a session holds, with the session's start. Derived with the session pages (per
+ * touched session, rewritten from its events). It answers event filters on `name` ("sessions with
+ * an `add_to_cart` event") by index, and is the source of the rollup rows of the `name` dimension.
+ */
+export const sessionNames = pgTable(
+  "session_names",
+  {
+    projectId: text("project_id").notNull(),
+    sessionId: text("session_id").notNull(),
+    startedAt: timestamp("started_at", { withTimezone: true, precision: 3 }).notNull(),
+    name: text("name").notNull(),
+  },
+  (t) => [
+    // A session's names are found through its start, as its pages are.
+    index("session_names_project_started_idx").on(t.projectId, t.startedAt),
+    // Covers `name is …` filters: the matching sessions of a window without touching the table.
+    index("session_names_project_name_idx").on(t.projectId, t.name, t.startedAt, t.sessionId),
+  ],
+);
+
+/**
  * Page aggregates per hour of the sessions' start. `title` is part of the key and the greatest one
  * is taken when the rows are read, so that a session's pages can be subtracted and added again as
  * it changes (src/db/routines/refresh_rollups.sql).

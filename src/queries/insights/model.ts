@@ -2,7 +2,7 @@ import {
   type BreakdownDimension,
   type FilterDimension,
   isBreakdownDimension,
-  PATH_DIMENSION,
+  isMultiValuedDimension,
 } from "../../lib/dimensions";
 import type { Filter } from "../../lib/filter-parser";
 import { HOUR_MS } from "../../lib/timezone";
@@ -161,11 +161,11 @@ export interface DimensionFilter {
 
 /**
  * The request's filter when the rollups can answer it: one filter on a breakdown dimension, its
- * operator applied to the dimension's values as the rollups store them, or `path is` one path.
- * Rollups store "" and NULL alike as not set, so a filter that tells them apart stays on the
- * exact path: a `regex` (it may match ""), and any value that is "". A session counts under each
- * of its paths, so the rows of several paths do not add up to the sessions with any of them: only
- * one path is answered so.
+ * operator applied to the dimension's values as the rollups store them, or `path is` one path or
+ * `name is` one event name. Rollups store "" and NULL alike as not set, so a filter that tells them
+ * apart stays on the exact path: a `regex` (it may match ""), and any value that is "". A session
+ * counts under each of its paths and names, so the rows of several values do not add up to the
+ * sessions with any of them: only one value is answered so.
  */
 export function dimensionFilter(scope: SessionScope): DimensionFilter | undefined {
   const [filter, ...more] = scope.filters;
@@ -173,9 +173,9 @@ export function dimensionFilter(scope: SessionScope): DimensionFilter | undefine
   const { field } = filter;
   if (filter.operator === "regex" || filter.values.some((value) => String(value) === "")) return undefined;
   if (field.kind !== "column") return undefined;
-  if (field.column === PATH_DIMENSION) {
+  if (isMultiValuedDimension(field.column)) {
     return filter.operator === "is" && filter.values.length === 1
-      ? { dimension: PATH_DIMENSION, filter }
+      ? { dimension: field.column, filter }
       : undefined;
   }
   if (field.scope !== "session" || !isBreakdownDimension(field.column)) return undefined;

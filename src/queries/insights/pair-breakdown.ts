@@ -5,7 +5,7 @@ import {
   BREAKDOWN_DIMENSIONS,
   type BreakdownDimension,
   DIMENSION_PREFIXES,
-  PATH_DIMENSION,
+  isMultiValuedDimension,
 } from "../../lib/dimensions";
 import { sessionColumn } from "../columns";
 import { dimensionValueCondition } from "../filter-conditions";
@@ -31,9 +31,9 @@ export async function pairBreakdown(
 ): Promise<BreakdownRow[]> {
   const p = sessionPairRollups;
   // A pair's rows are stored once, the dimension that comes first in the rollup order first; the
-  // rows of the paths always first.
+  // rows of the paths and names always first.
   const filterFirst =
-    filterDimension === PATH_DIMENSION ||
+    isMultiValuedDimension(filterDimension) ||
     BREAKDOWN_DIMENSIONS.indexOf(filterDimension) < BREAKDOWN_DIMENSIONS.indexOf(dimension);
   const [first, second] = filterFirst ? [filterDimension, dimension] : [dimension, filterDimension];
   const filtered = filterFirst ? p.name : p.byName;
