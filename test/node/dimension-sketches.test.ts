@@ -82,7 +82,7 @@ async function exactCounts(projectId: string) {
     select (extract(epoch from date_trunc('day', s.started_at, 'UTC')) * 1000)::bigint::text,
       'name', e.name, count(distinct s.profile_id)::text
     from sessions s
-    join events e on e.project_id = s.project_id and e.session_id = s.id
+    join events e on e.project_id = s.project_id and e.session_id = s.id and e.name <> ''
     where s.project_id = ${projectId}
     group by 1, 2, 3`);
   return new Map(

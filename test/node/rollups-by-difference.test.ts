@@ -96,7 +96,7 @@ function addSession(expected: Map<string, Sums>, key: string, session: SessionRo
 
 /**
  * Each session's values of the multi-valued dimensions, read from its raw events: its distinct
- * paths (not empty) as ["path", path] and its distinct event names as ["name", name].
+ * paths and event names (not empty) as ["path", path] and ["name", name].
  */
 async function valuesOfSessions(projectId: string): Promise<Map<string, Array<[string, string]>>> {
   const rows = await database.db
@@ -109,10 +109,10 @@ async function valuesOfSessions(projectId: string): Promise<Map<string, Array<[s
     of.set(sessionId, (of.get(sessionId) ?? new Set()).add(value));
   for (const { sessionId, path, name } of rows) {
     if (path !== null && path !== "") add(paths, sessionId, path);
-    add(names, sessionId, name);
+    if (name !== "") add(names, sessionId, name);
   }
   const values = new Map<string, Array<[string, string]>>();
-  for (const sessionId of names.keys()) {
+  for (const sessionId of new Set([...paths.keys(), ...names.keys()])) {
     values.set(sessionId, [
       ...[...(paths.get(sessionId) ?? [])].map((path): [string, string] => ["path", path]),
       ...[...(names.get(sessionId) ?? [])].map((name): [string, string] => ["name", name]),

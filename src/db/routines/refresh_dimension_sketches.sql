@@ -49,18 +49,20 @@ DECLARE
     || (SELECT string_agg(format(', nullif(s.%1$I, '''') COLLATE "C" AS %1$I', d.dimension), '') FROM session_dimensions() AS d)
     || ' FROM %s';
   -- The same for the multi-valued dimensions, a session under each path its events carry ('path')
-  -- and each event name it holds ('name'): %s yields the sessions as `s` and those values as `f`
-  -- (a path seen on two origins repeats an entry, which the distinct entries of a group absorb).
-  values_of text := 'SELECT s.project_id COLLATE "C" AS project_id, date_trunc(''day'', s.started_at, z.timezone) AS day,'
-    ' visitor_entry(s.profile_id) AS entry, f.dimension, f.value COLLATE "C" AS value FROM %s';
+  -- and each event name it holds ('name'): %1$s is the FROM clause that yields the sessions as `s`
+  -- (and their zone as `z`), %2$s its WHERE condition, %3$I and %4$I the tables of their pages and
+  -- names (session_pages and session_names, or this run's copies), joined through the session's
+  -- start (an index of the stored ones). One SELECT per table: joined to a UNION of both, the
+  -- planner scans both tables whole. A path on two origins repeats an entry, which the distinct
+  -- entries of a group absorb.
+  values_of text := (SELECT string_agg(format('SELECT s.project_id COLLATE "C" AS project_id,'
+      ' date_trunc(''day'', s.started_at, z.timezone) AS day, visitor_entry(s.profile_id) AS entry,'
+      ' %1$L AS dimension, f.%1$I COLLATE "C" AS value FROM %%1$s JOIN %%%2$s$I f ON f.project_id = s.project_id'
+      ' AND f.started_at = s.started_at AND f.session_id = s.id AND f.%1$I <> '''' WHERE %%2$s', dimension, position),
+      ' UNION ALL ')
+    FROM (VALUES ('path', 3), ('name', 4)) AS v(dimension, position));
   value_groups text := ' UNION ALL SELECT project_id, day, dimension, value AS name,'
     ' array_agg(DISTINCT entry ORDER BY entry) AS entries FROM dimension_values GROUP BY 1, 2, 3, 4';
-  -- The paths and names of `s` as %s (session_pages and session_names, or this run's copies)
-  -- hold them, found through the session's start (an index of the stored ones).
-  values_join constant text := ' JOIN (SELECT project_id, session_id, started_at, ''path'' AS dimension, path AS value'
-    ' FROM %1$I WHERE path <> '''' UNION ALL SELECT project_id, session_id, started_at, ''name'', name FROM %2$I) AS f'
-    ' ON f.project_id = s.project_id AND f.started_at = s.started_at AND f.session_id = s.id';
-  stored_values constant text := format(values_join, 'session_pages', 'session_names');
 BEGIN
   DROP TABLE IF EXISTS pg_temp.dimension_zones, pg_temp.dimension_days, pg_temp.dimension_sessions,
     pg_temp.dimension_values, pg_temp.dimension_groups;
@@ -93,10 +95,15 @@ BEGIN
     ' JOIN sessions s ON s.project_id = d.project_id AND s.started_at >= d.day'
     ' AND s.started_at < ((d.day AT TIME ZONE z.timezone)::date + 1)::timestamp AT TIME ZONE z.timezone'));
   EXECUTE 'CREATE TEMPORARY TABLE dimension_values ON COMMIT DROP AS ' || format(values_of,
-    'dimension_zones z JOIN sessions s ON s.project_id = z.project_id' || stored_values || ' WHERE z.rebuilt')
-    || ' UNION ALL ' || format(values_of, 'dimension_days d JOIN dimension_zones z ON z.project_id = d.project_id'
+    'dimension_days d JOIN dimension_zones z ON z.project_id = d.project_id'
     ' JOIN sessions s ON s.project_id = d.project_id AND s.started_at >= d.day'
-    ' AND s.started_at < ((d.day AT TIME ZONE z.timezone)::date + 1)::timestamp AT TIME ZONE z.timezone' || stored_values);
+    ' AND s.started_at < ((d.day AT TIME ZONE z.timezone)::date + 1)::timestamp AT TIME ZONE z.timezone',
+    'true', 'session_pages', 'session_names');
+  -- Only when some project is rebuilt: planned with none, the join reads both tables whole.
+  IF EXISTS (SELECT 1 FROM dimension_zones WHERE rebuilt) THEN
+    EXECUTE 'INSERT INTO dimension_values ' || format(values_of,
+      'dimension_zones z JOIN sessions s ON s.project_id = z.project_id', 'z.rebuilt', 'session_pages', 'session_names');
+  END IF;
   EXECUTE format('CREATE TEMPORARY TABLE dimension_groups ON COMMIT DROP AS ' || groups_of || value_groups, 'dimension_sessions');
   INSERT INTO visitor_dimension_sketches (project_id, day, dimension, name, plane, entries)
   SELECT project_id, day, dimension, name, 0, entries FROM dimension_groups WHERE cardinality(entries) <= sparse_limit;
@@ -117,10 +124,9 @@ BEGIN
     ' AND NOT EXISTS (SELECT 1 FROM dimension_days d WHERE d.project_id = s.project_id'
     ' AND d.day = date_trunc(''day'', s.started_at, z.timezone))');
   EXECUTE 'CREATE TEMPORARY TABLE dimension_values ON COMMIT DROP AS ' || format(values_of, 'touched_after s'
-    ' JOIN dimension_zones z ON z.project_id = s.project_id AND NOT z.rebuilt'
-    || format(values_join, 'touched_pages', 'touched_names') ||
-    ' WHERE NOT EXISTS (SELECT 1 FROM dimension_days d WHERE d.project_id = s.project_id'
-    ' AND d.day = date_trunc(''day'', s.started_at, z.timezone))');
+    ' JOIN dimension_zones z ON z.project_id = s.project_id AND NOT z.rebuilt',
+    'NOT EXISTS (SELECT 1 FROM dimension_days d WHERE d.project_id = s.project_id'
+    ' AND d.day = date_trunc(''day'', s.started_at, z.timezone))', 'touched_pages', 'touched_names');
   EXECUTE format('CREATE TEMPORARY TABLE dimension_groups ON COMMIT DROP AS ' || groups_of || value_groups, 'dimension_sessions');
   -- Into a dense group: the union of planes.
   INSERT INTO visitor_dimension_sketches AS v (project_id, day, dimension, name, plane, registers)

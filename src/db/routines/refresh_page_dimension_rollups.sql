@@ -82,13 +82,16 @@ BEGIN
   IF EXISTS (SELECT 1 FROM dimension_pages) THEN
     PERFORM add_rollup_rows('page_dimension_rollups', keys, sums, groups, false);
   END IF;
-  EXECUTE 'CREATE TEMPORARY TABLE value_pages ON COMMIT DROP AS ' || format(value_pages_of,
-    'page_zones z JOIN sessions s ON s.project_id = z.project_id'
-    ' JOIN session_pages p ON p.project_id = s.project_id AND p.session_id = s.id'
-    || session_values_join('stored') || ' WHERE z.rebuilt', '1');
-  ANALYZE value_pages;
-  IF EXISTS (SELECT 1 FROM value_pages) THEN
+  -- Only when some project is rebuilt: the distinct paths of the stored pages are made before the
+  -- join, from every page (10M events: 24 s).
+  IF EXISTS (SELECT 1 FROM page_zones WHERE rebuilt) THEN
+    EXECUTE 'CREATE TEMPORARY TABLE value_pages ON COMMIT DROP AS ' || format(value_pages_of,
+      'page_zones z JOIN sessions s ON s.project_id = z.project_id'
+      ' JOIN session_pages p ON p.project_id = s.project_id AND p.session_id = s.id'
+      || session_values_join('stored') || ' WHERE z.rebuilt', '1');
+    ANALYZE value_pages;
     PERFORM add_rollup_rows('page_dimension_rollups', keys, sums, value_groups, false);
+    DROP TABLE value_pages;
   END IF;
   IF rebuild_all THEN
     RETURN;
@@ -96,7 +99,7 @@ BEGIN
 
   -- By difference, for the others: the pages of the touched sessions as they were, subtracted,
   -- and as they are, added.
-  DROP TABLE dimension_pages, value_pages;
+  DROP TABLE dimension_pages;
   EXECUTE 'CREATE TEMPORARY TABLE dimension_pages ON COMMIT DROP AS ' || format(netted, format(pages_of,
     'touched_before s JOIN page_zones z ON z.project_id = s.project_id AND NOT z.rebuilt'
     ' JOIN touched_pages_before p ON p.project_id = s.project_id AND p.session_id = s.id WHERE true', '-1')

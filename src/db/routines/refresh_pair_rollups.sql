@@ -98,11 +98,14 @@ BEGIN
     PERFORM add_rollup_rows('session_pair_rollups', keys, sums, pairs, false);
   END IF;
   DROP TABLE pair_sessions;
-  EXECUTE 'CREATE TEMPORARY TABLE pair_values ON COMMIT DROP AS ' || format(values_of,
-    'pair_zones z JOIN sessions s ON s.project_id = z.project_id' || session_values_join('stored') || ' WHERE z.rebuilt', '1');
-  ANALYZE pair_values;
-  IF EXISTS (SELECT 1 FROM pair_values) THEN
+  -- Only when some project is rebuilt: the distinct paths of the stored pages are made before the
+  -- join, from every page (10M events: 24 s).
+  IF EXISTS (SELECT 1 FROM pair_zones WHERE rebuilt) THEN
+    EXECUTE 'CREATE TEMPORARY TABLE pair_values ON COMMIT DROP AS ' || format(values_of,
+      'pair_zones z JOIN sessions s ON s.project_id = z.project_id' || session_values_join('stored') || ' WHERE z.rebuilt', '1');
+    ANALYZE pair_values;
     PERFORM add_rollup_rows('session_pair_rollups', keys, sums, value_pairs, false);
+    DROP TABLE pair_values;
   END IF;
   IF rebuild_all THEN
     RETURN;
@@ -110,7 +113,6 @@ BEGIN
 
   -- By difference, for the others: the touched sessions before this run, subtracted, and now,
   -- added, into the groups as they stand (add_rollup_rows, src/db/routines/add_rollup_rows.sql).
-  DROP TABLE pair_values;
   EXECUTE 'CREATE TEMPORARY TABLE pair_sessions ON COMMIT DROP AS ' || format(netted,
     format(sessions_of, 'touched_before s JOIN pair_zones z ON z.project_id = s.project_id AND NOT z.rebuilt', '-1')
     || ' UNION ALL ' || format(sessions_of, 'touched_after s'

@@ -1,6 +1,6 @@
 -- session_values_join(source): a JOIN clause that pairs each session `s` of a query with every
 -- value of the multi-valued dimensions it has, once each, as `f.dimension` and `f.value`: each
--- path (not empty) that its events carry ('path') and each event name it holds ('name'). A session
+-- path and each event name (neither empty) that its events carry ('path', 'name'). A session
 -- counts under each of its values, so the rows of one value hold exactly the sessions that a
 -- filter "sessions with an event on path …" or "… with an event named …" keeps.
 -- `source` says which rows are read: 'stored' (session_pages, session_names), 'before'
@@ -15,7 +15,7 @@ LANGUAGE sql
 IMMUTABLE
 AS $fn$
   SELECT format(' JOIN (SELECT DISTINCT project_id, session_id, ''path'' AS dimension, path AS value FROM %I'
-    ' WHERE path <> '''' UNION ALL SELECT project_id, session_id, ''name'', name FROM %I) AS f'
+    ' WHERE path <> '''' UNION ALL SELECT project_id, session_id, ''name'', name FROM %I WHERE name <> '''') AS f'
     ' ON f.project_id = s.project_id AND f.session_id = s.id',
     CASE source WHEN 'stored' THEN 'session_pages' WHEN 'before' THEN 'touched_pages_before' ELSE 'touched_pages' END,
     CASE source WHEN 'stored' THEN 'session_names' WHEN 'before' THEN 'touched_names_before' ELSE 'touched_names' END)
