@@ -94,7 +94,7 @@ export async function prepareBenchDatabase(
       // A live tail left by an interrupted run is not part of the data set (and must not be derived).
       await removeLiveTail(client, existing);
       await client.query("SELECT refresh_derived()");
-      await client.query("VACUUM session_pages");
+      await client.query("VACUUM session_pages, session_names");
     });
     return { marker: existing, reused: true };
   }
