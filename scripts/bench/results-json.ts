@@ -102,7 +102,24 @@ export function resultsJson(results: BenchResults): string {
     },
     cases,
   };
-  return JSON.stringify(json, null, 2);
+  return inlineShortArrays(JSON.stringify(json, null, 2));
+}
+
+/** The repository's formatter (Biome, 110 columns) writes an array of plain values on one line when it fits. */
+const FORMATTER_LINE_WIDTH = 110;
+
+function inlineShortArrays(text: string): string {
+  return text.replace(
+    /^( *)("[^"\n]*": )?\[\n((?: *(?:"[^"\n]*"|-?[\d.e+-]+|true|false|null),?\n)+) *\]/gm,
+    (whole, indent: string, key: string | undefined, items: string) => {
+      const values = items
+        .split("\n")
+        .map((line) => line.trim().replace(/,$/, ""))
+        .filter((line) => line.length > 0);
+      const inline = `${indent}${key ?? ""}[${values.join(", ")}]`;
+      return inline.length <= FORMATTER_LINE_WIDTH ? inline : whole;
+    },
+  );
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>

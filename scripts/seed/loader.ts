@@ -315,9 +315,10 @@ export async function seedDatabase(connectionString: string, options: SeedOption
       ]);
       await client.query("ANALYZE sessions");
     }
-    // Bulk-loaded session pages are not all-visible yet: until autovacuum gets to them, the index-only
-    // scans of path filters would read the table too. VACUUM marks them (a second at a million events).
-    await client.query("VACUUM session_pages");
+    // Bulk-loaded session pages and names are not all-visible yet: until autovacuum gets to them, the
+    // index-only scans of path and name filters would read the tables too. VACUUM marks them (a
+    // second at a million events).
+    await client.query("VACUUM session_pages, session_names");
     await client.query("RESET work_mem");
 
     return {
