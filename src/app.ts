@@ -4,6 +4,7 @@ import type { AppEnv } from "./env";
 import { corsForBrowserApps } from "./middleware/cors";
 import { closeDatabaseAfterResponse } from "./middleware/database";
 import { handleError, handleNotFound } from "./middleware/errors";
+import { rejectNulCharacters } from "./middleware/nul-characters";
 import { readOnlyMethods } from "./middleware/read-only-methods";
 import { exportRoutes } from "./routes/export";
 import { health } from "./routes/health";
@@ -15,7 +16,7 @@ export function createApp(): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.onError(handleError);
   app.notFound(handleNotFound);
-  app.use(requestId(), readOnlyMethods, corsForBrowserApps, closeDatabaseAfterResponse);
+  app.use(requestId(), readOnlyMethods, corsForBrowserApps, rejectNulCharacters, closeDatabaseAfterResponse);
   app.route("/", health);
   app.route("/insights", insights);
   app.route("/export", exportRoutes);

@@ -1,5 +1,6 @@
 import { ApiError } from "./errors";
 import { sha256Hex } from "./secrets";
+import { EARLIEST_INSTANT_MS, LATEST_INSTANT_MS } from "./timezone";
 
 /**
  * The API's two cursors, both opaque base64url text:
@@ -31,9 +32,6 @@ export interface CursorPosition {
 
 // `v1` leaves room to change the layout.
 const POSITION_TEXT = /^v1:(-?\d{1,16}):([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
-// Timestamps Postgres and `Date#toISOString` agree on (years 1–9999).
-const EARLIEST_MS = Date.parse("0001-01-01T00:00:00.000Z");
-const LATEST_MS = Date.parse("9999-12-31T23:59:59.999Z");
 
 export function encodeEventCursor(position: CursorPosition): string {
   return toBase64Url(`v1:${position.createdAt}:${position.id.toLowerCase()}`);
@@ -45,7 +43,8 @@ export function decodeEventCursor(cursor: string): CursorPosition | undefined {
   const match = POSITION_TEXT.exec(fromBase64Url(cursor) ?? "");
   if (!match?.[1] || !match[2]) return undefined;
   const createdAt = Number(match[1]);
-  if (!Number.isSafeInteger(createdAt) || createdAt < EARLIEST_MS || createdAt > LATEST_MS) return undefined;
+  if (!Number.isSafeInteger(createdAt) || createdAt < EARLIEST_INSTANT_MS || createdAt > LATEST_INSTANT_MS)
+    return undefined;
   return { createdAt, id: match[2] };
 }
 
@@ -74,6 +73,7 @@ export function decodeOffsetCursor(cursor: string | undefined, fingerprint: stri
     throw invalid;
   }
   const { o, q } = (payload ?? {}) as Partial<OffsetPayload>;
-  if (typeof o !== "number" || !Number.isInteger(o) || o < 0 || q !== fingerprint) throw invalid;
+  // A safe integer: a forged `1e21` would otherwise reach the query as a bigint it cannot parse.
+  if (typeof o !== "number" || !Number.isSafeInteger(o) || o < 0 || q !== fingerprint) throw invalid;
   return o;
 }

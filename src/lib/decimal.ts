@@ -46,7 +46,9 @@ function divideRounded(numerator: bigint, denominator: bigint): bigint {
 /** The exact sum of decimal texts ("0" for none). */
 export function decimalSum(values: readonly string[]): string {
   const parsed = values.map(parseDecimal);
-  const scale = Math.max(0, ...parsed.map((value) => value.scale));
+  // A loop, not a spread into Math.max: a chart sums tens of thousands of values at once, and a
+  // spread of that many arguments overflows the stack.
+  const scale = parsed.reduce((widest, value) => Math.max(widest, value.scale), 0);
   return formatScaled(
     parsed.reduce((sum, value) => sum + rescale(value, scale), ZERO),
     scale,

@@ -3,9 +3,11 @@ import {
   addLocalMonths,
   DAY_MS,
   daysInMonth,
+  EARLIEST_INSTANT_MS,
   formatInstant,
   HOUR_MS,
   isValidTimeZone,
+  LATEST_INSTANT_MS,
   localDayNumber,
   MINUTE_MS,
   mondayIndex,
@@ -135,7 +137,7 @@ export function parseDateBound(
   if (h === undefined) {
     requireTimeZone(timezone);
     const wall = wallTime({ year, month, day: bound === "end" ? day + 1 : day });
-    return resolveWallTime(wall, timezone).ms;
+    return requireStorableInstant(resolveWallTime(wall, timezone).ms, param);
   }
   const hour = Number(h);
   const minute = Number(mi);
@@ -161,8 +163,24 @@ export function parseDateBound(
     const sign = zone.startsWith("-") ? -1 : 1;
     instant = wall - sign * (offsetHours * HOUR_MS + offsetMinutes * MINUTE_MS);
   }
-  if (bound === "start") return instant;
-  return instant + (fraction === undefined ? 1000 : 1);
+  return requireStorableInstant(
+    bound === "start" ? instant : instant + (fraction === undefined ? 1000 : 1),
+    param,
+  );
+}
+
+const STORABLE_YEARS =
+  "the window must lie between 0001-01-01 and 9999-12-31 (UTC), the years the API can store";
+
+/**
+ * An instant the database can be given: a bound outside the years 1–9999 in UTC (for an end, its
+ * exclusive end) is a 400 naming `param`, not a failed query.
+ */
+function requireStorableInstant(instant: number, param: string): number {
+  if (instant < EARLIEST_INSTANT_MS || instant > LATEST_INSTANT_MS) {
+    throw ApiError.invalid(param, `${param}: ${STORABLE_YEARS}.`);
+  }
+  return instant;
 }
 
 function floorMod(value: number, divisor: number): number {
@@ -452,6 +470,8 @@ export function resolveRange(input: RangeInput): ResolvedRange {
   };
   if (input.previous) {
     const previous = previousWindow(window, timezone);
+    // Bounds and presets are storable instants; a previous period may still reach before year 1.
+    requireStorableInstant(previous.start, "previous");
     resolved.previous = { window: previous, buckets: bucketStarts(previous, interval, timezone) };
   }
   return resolved;

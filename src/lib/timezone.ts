@@ -8,6 +8,13 @@ export const MINUTE_MS = 60_000;
 export const HOUR_MS = 3_600_000;
 export const DAY_MS = 86_400_000;
 
+/**
+ * The instants the API reads and writes: the years 1–9999 in UTC, where Postgres timestamps and
+ * `Date#toISOString` agree. A bound outside them cannot be written to the database.
+ */
+export const EARLIEST_INSTANT_MS = Date.parse("0001-01-01T00:00:00.000Z");
+export const LATEST_INSTANT_MS = Date.parse("9999-12-31T23:59:59.999Z");
+
 /** Local calendar fields of an instant. `month` is 1–12; `weekday` is 1 = Monday … 7 = Sunday. */
 export interface ZonedParts {
   year: number;

@@ -179,6 +179,8 @@ describe("offset cursors", () => {
   it.each([
     ["a negative offset", `{"o":-1,"q":"${fingerprint}"}`],
     ["a fractional offset", `{"o":1.5,"q":"${fingerprint}"}`],
+    ["an offset past the safe integers (a bigint the query cannot parse)", `{"o":1e21,"q":"${fingerprint}"}`],
+    ["an offset of 2^53", `{"o":9007199254740992,"q":"${fingerprint}"}`],
     ["an offset as text", `{"o":"5","q":"${fingerprint}"}`],
     ["a null offset", `{"o":null,"q":"${fingerprint}"}`],
     ["no offset", `{"q":"${fingerprint}"}`],

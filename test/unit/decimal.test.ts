@@ -5,6 +5,12 @@ import { compareDecimals, decimalMean, decimalSum, percentChange } from "../../s
 // give are noted beside the cases built to catch them.
 
 describe("decimalSum", () => {
+  it("sums more values than a call may take arguments (a chart of many series and buckets)", () => {
+    // 500,000 arguments overflow the stack of a spread call in Node and workerd alike.
+    const values = Array.from({ length: 500_000 }, (_, i) => (i === 0 ? "0.25" : "1"));
+    expect(decimalSum(values)).toBe("499999.25");
+  });
+
   it("is 0 for no values", () => {
     expect(decimalSum([])).toBe("0");
   });

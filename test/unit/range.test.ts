@@ -646,3 +646,40 @@ describe("previous period", () => {
     expect(resolve({ range: "7d" }).previous).toBeUndefined();
   });
 });
+
+describe("the years the API can store (1–9999 in UTC)", () => {
+  it("accepts windows that end by the last millisecond of 9999 and start at year 1 in UTC", () => {
+    const last = resolve({ startDate: "9999-12-29", endDate: "9999-12-30" });
+    expect(iso(last.window.end)).toBe("9999-12-31T00:00:00.000Z");
+    const upToTheEnd = resolve({ startDate: "9999-12-31T00:00:00Z", endDate: "9999-12-31T23:59:59.998Z" });
+    expect(iso(upToTheEnd.window.end)).toBe("9999-12-31T23:59:59.999Z");
+    const first = resolve({ startDate: "0001-01-01", endDate: "0001-01-02" });
+    expect(iso(first.window.start)).toBe("0001-01-01T00:00:00.000Z");
+  });
+
+  it("refuses a window whose exclusive end falls in year 10000", () => {
+    const error = expectInvalid(() => resolve({ startDate: "9999-12-01", endDate: "9999-12-31" }), "endDate");
+    expect(error.message).toContain("0001-01-01 and 9999-12-31");
+    expectInvalid(
+      () => resolve({ startDate: "9999-12-31T00:00:00Z", endDate: "9999-12-31T23:59:59.999Z" }),
+      "endDate",
+    );
+  });
+
+  it("refuses a start before year 1 in UTC (year 1 in a zone east of UTC)", () => {
+    expectInvalid(
+      () => resolve({ startDate: "0001-01-01", endDate: "0001-01-02", timezone: "Asia/Tokyo" }),
+      "startDate",
+    );
+  });
+
+  it("refuses a previous period that would start before year 1", () => {
+    expect(
+      resolve({ startDate: "0001-01-08", endDate: "0001-01-14", previous: true }).previous,
+    ).toBeDefined();
+    expectInvalid(
+      () => resolve({ startDate: "0001-01-01", endDate: "0001-01-07", previous: true }),
+      "previous",
+    );
+  });
+});

@@ -1,0 +1,115 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTenant, credentialHeaders, type Tenant } from "../support/factories";
+import { call, expectProblem, testDatabase } from "../support/worker/http";
+
+// Inputs that reached Postgres and failed there (500 INTERNAL) before they were refused up front.
+// Each must be a 400 problem+json naming the parameter, with nothing of the database in it.
+
+const database = testDatabase();
+let tenant: Tenant;
+
+beforeAll(async () => {
+  tenant = await createTenant(database.db);
+});
+afterAll(() => database.close());
+
+const NUL = "\u0000";
+const json = (value: unknown) => encodeURIComponent(JSON.stringify(value));
+
+async function expectRefused(path: string, parameter: string): Promise<void> {
+  const response = await call(path, { headers: credentialHeaders(tenant.read) });
+  expectProblem(response, 400, "VALIDATION_FAILED", parameter);
+  expect(JSON.stringify(response.body)).not.toMatch(/select|postgres|22021|invalid byte sequence|stack/i);
+}
+
+describe("a NUL character (U+0000) anywhere in the request", () => {
+  const project = () => tenant.projectId;
+  const nulFilter = json([{ name: "path", operator: "is", value: [`/a${NUL}`] }]);
+
+  it.each([
+    ["the project id of the path", () => `/insights/${project()}%00/metrics`, "path"],
+    ["the dimension of the path", () => `/insights/${project()}/coun%00try`, "path"],
+    ["a query value", () => `/insights/${project()}/metrics?timezone=UTC%00`, "query"],
+    ["the export's profileId", () => `/export/events?projectId=${project()}&profileId=p%00`, "query"],
+    ["the export's event", () => `/export/events?projectId=${project()}&event=a%00b`, "query"],
+    ["the export's projectId", () => `/export/events?projectId=${project()}%00`, "query"],
+    [
+      "a value of a JSON filter, escaped",
+      () => `/insights/${project()}/metrics?filters=${nulFilter}`,
+      "filters/0/value/0",
+    ],
+    [
+      "a filter's field name, escaped",
+      () =>
+        `/insights/${project()}/pages?filters=${json([{ name: `properties.a${NUL}`, operator: "is", value: ["x"] }])}`,
+      "filters/0/name",
+    ],
+    [
+      "a regex pattern, escaped",
+      () =>
+        `/export/events?projectId=${project()}&filters=${json([{ name: "path", operator: "regex", value: [`a${NUL}`] }])}`,
+      "filters/0/value/0",
+    ],
+    [
+      "a chart series' event name, escaped",
+      () => `/export/charts?projectId=${project()}&series=${json([{ name: `view${NUL}` }])}`,
+      "series/0/name",
+    ],
+    [
+      "a chart breakdown, escaped",
+      () =>
+        `/export/charts?projectId=${project()}&series=${json([{ name: "*" }])}&breakdowns=${json([{ name: `properties.p${NUL}` }])}`,
+      "breakdowns/0/name",
+    ],
+  ])("is a 400 in %s", async (_, path, parameter) => {
+    await expectRefused(path(), parameter);
+  });
+});
+
+describe("dates outside the years 1–9999 (UTC)", () => {
+  it.each([
+    [
+      "an end on 9999-12-31 (its exclusive end is in year 10000)",
+      "startDate=9999-12-01&endDate=9999-12-31",
+      "endDate",
+    ],
+    [
+      "a start on year 1 east of UTC",
+      "startDate=0001-01-01&endDate=0001-01-05&timezone=Asia/Tokyo",
+      "startDate",
+    ],
+    ["a previous period before year 1", "startDate=0001-01-01&endDate=0001-01-05&previous=true", "previous"],
+  ])("are a 400 on /metrics: %s", async (_, query, parameter) => {
+    await expectRefused(`/insights/${tenant.projectId}/metrics?${query}`, parameter);
+  });
+
+  it("are a 400 on /export/events and /export/charts", async () => {
+    await expectRefused(
+      `/export/events?projectId=${tenant.projectId}&start=9999-12-01&end=9999-12-31`,
+      "end",
+    );
+    await expectRefused(
+      `/export/charts?projectId=${tenant.projectId}&series=${json([{ name: "*" }])}&startDate=9999-12-01&endDate=9999-12-31`,
+      "endDate",
+    );
+  });
+
+  it("still answer inside them: the earliest and the latest whole days", async () => {
+    for (const query of [
+      "startDate=0001-01-01&endDate=0001-01-02",
+      "startDate=9999-12-29&endDate=9999-12-30",
+    ]) {
+      const response = await call(`/insights/${tenant.projectId}/metrics?${query}`, {
+        headers: credentialHeaders(tenant.read),
+      });
+      expect(response.status).toBe(200);
+    }
+  });
+});
+
+describe("a forged insights cursor", () => {
+  it("with an offset past the safe integers is a 400, not a query", async () => {
+    const cursor = btoa(JSON.stringify({ o: 1e21, q: "0123456789abcdef" })).replace(/=+$/, "");
+    await expectRefused(`/insights/${tenant.projectId}/country?cursor=${cursor}`, "cursor");
+  });
+});
