@@ -53,7 +53,19 @@ export class ApiError extends Error {
   }
 }
 
-const UNAVAILABLE_SQLSTATES = new Set(["57P01", "57P02", "57P03", "53300", "53400"]);
+// Shut down or restarting (57P0x), out of connections or resources (53xxx), or refusing
+// connections, e.g. a database with connections disallowed (55000).
+const UNAVAILABLE_SQLSTATES = new Set([
+  "57P01",
+  "57P02",
+  "57P03",
+  "53000",
+  "53100",
+  "53200",
+  "53300",
+  "53400",
+  "55000",
+]);
 const SQLSTATE = /^[0-9A-Z]{5}$/;
 
 /** An error and the causes it wraps, outermost first (drizzle wraps the driver's error in its own). */

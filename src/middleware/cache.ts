@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../env";
+import { logFailure } from "../lib/failure-log";
 import { SizedMemory } from "../lib/isolate-cache";
 import { sha256Hex } from "../lib/secrets";
 
@@ -97,7 +98,7 @@ export async function readThrough<T>(
         lookup = "fwd=stale";
       }
     } catch (error) {
-      console.warn(`[${c.get("requestId")}] cache read failed; answering uncached`, error);
+      logFailure("warn", { event: "cache_read_failed", requestId: c.get("requestId") }, error);
       lookup = "fwd=miss; detail=kv-unavailable";
     }
   }
@@ -112,7 +113,9 @@ export async function readThrough<T>(
         expirationTtl: Math.max(KV_MINIMUM_TTL_SECONDS, Math.ceil(freshSeconds)),
       }),
     )
-    .catch((error: unknown) => console.warn(`[${c.get("requestId")}] cache write failed`, error));
+    .catch((error: unknown) =>
+      logFailure("warn", { event: "cache_write_failed", requestId: c.get("requestId") }, error),
+    );
   c.executionCtx.waitUntil(write);
   return { value, freshFor: freshSeconds, cacheStatus: `${CACHE_NAME}; ${lookup}; stored` };
 }

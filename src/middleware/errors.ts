@@ -1,6 +1,7 @@
 import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import type { AppEnv } from "../env";
 import { ApiError, classifyDatabaseError, ERROR_CODES } from "../lib/errors";
+import { type FailureContext, logFailure } from "../lib/failure-log";
 import type { ProblemDocument } from "../schemas/problem";
 
 /** The RFC 9457 document of an error; OpenPanel clients read `error` and `message`. */
@@ -29,12 +30,22 @@ export function renderProblem(c: Context<AppEnv>, error: ApiError): Response {
   });
 }
 
+/** The request as a log line may name it: its id, method and route pattern (no raw URL). */
+function failureContext(c: Context<AppEnv>, event: string, status: number): FailureContext {
+  return { event, requestId: c.get("requestId"), method: c.req.method, route: c.req.routePath, status };
+}
+
 export const handleError: ErrorHandler<AppEnv> = (error, c) => {
-  if (error instanceof ApiError) return renderProblem(c, error);
-  const mapped = classifyDatabaseError(error);
-  if (mapped) return renderProblem(c, mapped);
-  // The log keeps the detail for operators; the response never shows SQL, stacks or URLs.
-  console.error(`[${c.get("requestId")}] unhandled error`, error);
+  const mapped = error instanceof ApiError ? error : classifyDatabaseError(error);
+  if (mapped) {
+    // A 503 is the database's doing: one line with its SQLSTATE, so operators see the cause.
+    if (mapped.status === 503) {
+      logFailure("warn", failureContext(c, mapped.code.toLowerCase(), 503), mapped.cause ?? error);
+    }
+    return renderProblem(c, mapped);
+  }
+  // The log keeps what operators need, without SQL or request bytes; the response shows neither.
+  logFailure("error", failureContext(c, "unhandled_error", 500), error);
   return renderProblem(
     c,
     new ApiError({

@@ -2,6 +2,7 @@ import type { MiddlewareHandler } from "hono";
 import type { RateLimitDecision } from "../durable-objects/client-rate-limiter";
 import type { AppEnv } from "../env";
 import { ApiError } from "../lib/errors";
+import { logFailure } from "../lib/failure-log";
 
 const WINDOW_MS = 10_000;
 
@@ -20,7 +21,7 @@ async function decide(
     return await limiter.hit(limit, WINDOW_MS);
   } catch (error) {
     // The limiter is a guard, not a dependency: if it is unreachable, serve the request.
-    console.warn("rate limiter unavailable; not limiting", error);
+    logFailure("warn", { event: "rate_limiter_unavailable" }, error);
     return undefined;
   }
 }

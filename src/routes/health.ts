@@ -3,6 +3,7 @@ import { describeRoute } from "hono-openapi";
 import * as v from "valibot";
 import type { AppEnv } from "../env";
 import { classifyDatabaseError } from "../lib/errors";
+import { logFailure } from "../lib/failure-log";
 import { useDatabase } from "../middleware/database";
 import { pingDatabase } from "../queries/health";
 import { jsonContent } from "./openapi";
@@ -29,9 +30,15 @@ export const health = new Hono<AppEnv>().get(
       await pingDatabase(useDatabase(c));
       return c.json({ status: "ok", database: "ok" } as const, 200);
     } catch (error) {
-      if (!classifyDatabaseError(error)) {
-        console.error(`[${c.get("requestId")}] health check failed`, error);
-      }
+      const unavailable = classifyDatabaseError(error) !== undefined;
+      logFailure(
+        unavailable ? "warn" : "error",
+        {
+          event: unavailable ? "database_unavailable" : "health_check_failed",
+          requestId: c.get("requestId"),
+        },
+        error,
+      );
       return c.json({ status: "degraded", database: "unreachable" } as const, 503, { "Retry-After": "5" });
     }
   },

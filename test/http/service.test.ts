@@ -1,5 +1,6 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { sql } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
 import worker from "../../src/index";
 import { createTenant, credentialHeaders, type Tenant } from "../support/factories";
 import { call, expectProblem, testDatabase } from "../support/worker/http";
@@ -74,6 +75,43 @@ describe("database failures", () => {
       expect(body.code).toBe("INTERNAL");
       expect(body.requestId).toBe(response.headers.get("x-request-id"));
       expect(response.text).not.toMatch(/postgres|no_such_database|select|from "clients"|\.ts:\d+/i);
+    },
+  );
+
+  it.skipIf(inject("embeddedDatabase"))(
+    "a database that refuses connections (SQLSTATE 55000) is a 503 with Retry-After, logged with its SQLSTATE and no SQL",
+    async () => {
+      const name = `refusing_${crypto.randomUUID().replace(/-/g, "")}`;
+      await database.db.execute(sql.raw(`CREATE DATABASE ${name}`));
+      await database.db.execute(sql.raw(`ALTER DATABASE ${name} ALLOW_CONNECTIONS false`));
+      const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+      try {
+        const url = new URL(env.DATABASE_URL);
+        url.pathname = `/${name}`;
+        const response = await callWithBindings(
+          `/insights/${tenant.projectId}/metrics`,
+          { DATABASE_URL: url.toString() },
+          { headers: credentialHeaders({ id: crypto.randomUUID(), secret: "s", type: "read" }) },
+        );
+        expect(response.status).toBe(503);
+        expect(response.headers.get("retry-after")).toBe("5");
+        expect(JSON.parse(response.text).code).toBe("DATABASE_UNAVAILABLE");
+        const lines = warn.mock.calls.map((args) => String(args[0]));
+        const line = lines.find((text) => text.includes('"sqlstate":"55000"'));
+        expect(line, lines.join("\n")).toBeDefined();
+        expect(JSON.parse(line ?? "{}")).toMatchObject({
+          event: "database_unavailable",
+          sqlstate: "55000",
+          status: 503,
+          method: "GET",
+          route: "/insights/:projectId/*",
+          requestId: response.headers.get("x-request-id"),
+        });
+        expect(line).not.toMatch(/select|"clients"|postgres:|refusing_/i);
+      } finally {
+        warn.mockRestore();
+        await database.db.execute(sql.raw(`DROP DATABASE ${name}`));
+      }
     },
   );
 });

@@ -8,6 +8,7 @@ import {
   type ExportFormat,
   streamBatches,
 } from "../../../lib/export-format";
+import { logFailure } from "../../../lib/failure-log";
 import { nextPageHeaders } from "../../../lib/paging";
 import { closeDatabaseAfterStream, useDatabase } from "../../../middleware/database";
 import { sendJson } from "../../../middleware/send-json";
@@ -123,7 +124,7 @@ export async function answerStream(
       return batch.text;
     },
     onError(error) {
-      console.error(`[${requestId}] event export stream ended early`, error);
+      logFailure("error", { event: "export_stream_failed", requestId }, error);
     },
   });
   closeDatabaseAfterStream(c, stream.finished);
