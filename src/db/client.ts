@@ -34,6 +34,31 @@ function configureDriver(proxy: string | undefined): void {
 }
 
 /**
+ * Whether a connection string names a pooled endpoint (Neon's pooler: `…-pooler.` in the host).
+ * In transaction mode a pooler hands one server session to many clients in turn, so a session
+ * `SET` would outlive the request and reach other clients, the cron refresh included.
+ */
+export function isPooledEndpoint(databaseUrl: string): boolean {
+  try {
+    return new URL(databaseUrl).hostname.includes("-pooler.");
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The session settings an API connection starts with: the statement timeout and JIT off. Not
+ * startup parameters (poolers refuse those), and none on a pooled endpoint, where the API's role
+ * carries them instead (`ALTER ROLE … SET`, see docs/operations.md).
+ */
+export function sessionSettings(databaseUrl: string, limits: SessionLimits = {}): string[] {
+  if (isPooledEndpoint(databaseUrl)) return [];
+  const timeout = Math.trunc(limits.statementTimeoutMs ?? 0);
+  // JIT off: compiling a plan costs 100–200 ms here, more than many of these queries run.
+  return [...(timeout > 0 ? [`SET statement_timeout = ${timeout}`] : []), "SET jit = off"];
+}
+
+/**
  * A pool per request: Workers cannot share sockets between requests, so a module-level pool
  * would fail on the second request.
  */
@@ -42,15 +67,13 @@ export function openDatabase(config: DatabaseConfig, limits: SessionLimits = {})
   const pool = new Pool({ connectionString: config.DATABASE_URL, max: 4 });
   // Socket teardown after the response can emit errors nobody awaits; they are not failures.
   pool.on("error", () => {});
-  const timeout = Math.trunc(limits.statementTimeoutMs ?? 0);
-  // Session settings on each new connection, queued ahead of its first query. Not startup
-  // parameters: connection poolers (Neon's included) refuse those. Behind a transaction-mode
-  // pooler a session SET may not stick, so production also sets them on the API's role (README).
-  // JIT off: compiling a plan costs 100–200 ms here, more than many of these queries run.
-  const settings = [...(timeout > 0 ? [`SET statement_timeout = ${timeout}`] : []), "SET jit = off"];
-  pool.on("connect", (client: PoolClient) => {
-    client.query(settings.join("; ")).catch(() => {});
-  });
+  // Queued ahead of each new connection's first query.
+  const settings = sessionSettings(config.DATABASE_URL, limits);
+  if (settings.length > 0) {
+    pool.on("connect", (client: PoolClient) => {
+      client.query(settings.join("; ")).catch(() => {});
+    });
+  }
   const db = drizzle({ client: pool, schema });
   let closed = false;
   return {

@@ -7,6 +7,11 @@ import type { Database } from "../db/client";
  * Returns the number of sessions recomputed.
  */
 export async function refreshDerived(db: Database): Promise<number> {
-  const result = await db.execute<{ touched: number }>(sql`select refresh_derived() as touched`);
-  return Number(result.rows[0]?.touched ?? 0);
+  // Its own transaction with no statement timeout: a bulk run may take minutes, and a session
+  // setting left on a pooled server connection by an API client must not cancel it.
+  return db.transaction(async (tx) => {
+    await tx.execute(sql`set local statement_timeout = 0`);
+    const result = await tx.execute<{ touched: number }>(sql`select refresh_derived() as touched`);
+    return Number(result.rows[0]?.touched ?? 0);
+  });
 }

@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { type DatabaseHandle, openDatabase } from "../../src/db/client";
+import { refreshDerived } from "../../src/queries/derived";
 
 /** The session settings every API connection gets, through the Neon driver and the relay. */
 
@@ -32,5 +33,19 @@ describe("API connections", () => {
     const handle = open();
     expect(await setting(handle, "statement_timeout")).toBe("0");
     expect(await setting(handle, "jit")).toBe("off");
+  });
+});
+
+describe("the cron refresh", () => {
+  it("runs without the statement timeout a session may have been left with", async () => {
+    // A session timeout far shorter than any refresh, as an API client behind a transaction-mode
+    // pooler could leave on the server connection the refresh then gets.
+    const handle = open(5);
+    expect(await setting(handle, "statement_timeout")).toBe("5ms");
+    await expect(
+      handle.db.execute(sql`select pg_sleep(0.05)`),
+      "the session timeout is in force",
+    ).rejects.toThrow();
+    expect(await refreshDerived(handle.db)).toBeGreaterThanOrEqual(0);
   });
 });
