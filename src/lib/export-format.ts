@@ -43,15 +43,24 @@ export function negotiateExportFormat(
   return best?.format ?? "json";
 }
 
+/** What a spreadsheet would read as the start of a formula (OWASP's list for CSV injection). */
+const FORMULA_START = /^[=+\-@\t\r]/;
+/** A plain decimal number, which a spreadsheet reads as a number even with its sign. */
+const PLAIN_NUMBER = /^[+-]?\d+(\.\d+)?([eE][+-]?\d+)?$/;
+
 /**
  * One CSV cell (RFC 4180). Null is an empty cell and an empty string a quoted empty cell (`""`),
  * so the two stay apart; objects are their JSON text. A cell with a comma, a quote, CR or LF is
- * quoted, its quotes doubled; line breaks stay inside the quotes.
+ * quoted, its quotes doubled; line breaks stay inside the quotes. Text that a spreadsheet would
+ * run as a formula (starting with `=`, `+`, `-`, `@`, tab or CR: paths, titles and properties come
+ * from end users' browsers) is neutralised as OWASP recommends: prefixed with `'` and quoted.
+ * Plain numbers, signed ones included, stay as they are.
  */
 export function csvCell(value: unknown): string {
   if (value === null || value === undefined) return "";
   const text = typeof value === "object" ? JSON.stringify(value) : String(value);
   if (text === "") return '""';
+  if (FORMULA_START.test(text) && !PLAIN_NUMBER.test(text)) return `"'${text.replace(/"/g, '""')}"`;
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 

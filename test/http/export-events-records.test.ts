@@ -222,7 +222,22 @@ describe("CSV quoting", () => {
       properties: { bio: "line one\nline two", tags: ["a,b", 'c"d'] },
     });
     const at = Date.parse("2026-07-01T00:00:00.000Z");
-    const paths = ["/a,b", '/say "hi"', "/line\nbreak", "/cr\r\nlf", "", null, "plain", '"', ",", "\r"];
+    const paths = [
+      "/a,b",
+      '/say "hi"',
+      "/line\nbreak",
+      "/cr\r\nlf",
+      "",
+      null,
+      "plain",
+      '"',
+      ",",
+      "\r",
+      '=HYPERLINK("http://evil.example","x")',
+      "+1+cmd",
+      "-12",
+      "@SUM(A1)",
+    ];
     await insertEvents(
       database.db,
       paths.map((path, i) => ({
@@ -246,7 +261,7 @@ describe("CSV quoting", () => {
     expect(csv.body.endsWith("\r\n")).toBe(true);
     const [header, ...rows] = parseCsv(csv.body);
     const records = json.body.data;
-    expect(records).toHaveLength(10);
+    expect(records).toHaveLength(14);
     expect(header).toEqual(Object.keys(records[0] ?? {}));
     expect(rows).toHaveLength(records.length);
     for (const [r, record] of records.entries()) {
@@ -266,8 +281,14 @@ describe("CSV quoting", () => {
       "plain",
       '"',
       ",",
-      "\r",
+      // Formulas neutralised with a leading ' (OWASP); a plain signed number stays.
+      "'\r",
+      `'=HYPERLINK("http://evil.example","x")`,
+      "'+1+cmd",
+      "-12",
+      "'@SUM(A1)",
     ]);
     expect(csv.body).toContain('"/say ""hi"""');
+    expect(csv.body).toContain('"\'=HYPERLINK(""http://evil.example"",""x"")"');
   });
 });

@@ -145,7 +145,31 @@ describe("CSV cells", () => {
     expect(csvCell('"')).toBe('""""');
     expect(csvCell("line 1\nline 2")).toBe('"line 1\nline 2"');
     expect(csvCell("a\rb")).toBe('"a\rb"');
-    expect(csvCell("\r\n")).toBe('"\r\n"');
+    expect(csvCell("x\r\n")).toBe('"x\r\n"');
+  });
+
+  it.each([
+    ['=HYPERLINK("http://evil.example","click")', '"\'=HYPERLINK(""http://evil.example"",""click"")"'],
+    ["=1+1", '"\'=1+1"'],
+    ["+cmd|' /C calc'!A0", "\"'+cmd|' /C calc'!A0\""],
+    ["-2+3+cmd|' /C calc'!A0", "\"'-2+3+cmd|' /C calc'!A0\""],
+    ["@SUM(A1:A2)", '"\'@SUM(A1:A2)"'],
+    ["\t=1+1", '"\'\t=1+1"'],
+    ["\r=1+1", '"\'\r=1+1"'],
+    ["-", '"\'-"'],
+    ["-->", '"\'-->"'],
+  ])("neutralises text a spreadsheet would run as a formula: %j", (text, cell) => {
+    expect(csvCell(text)).toBe(cell);
+  });
+
+  it("leaves plain numbers alone, signed ones included, and formula characters after the start", () => {
+    expect(csvCell("-12")).toBe("-12");
+    expect(csvCell("+3.5")).toBe("+3.5");
+    expect(csvCell("-1e-3")).toBe("-1e-3");
+    expect(csvCell(-7)).toBe("-7");
+    expect(csvCell("/pricing?a=1")).toBe("/pricing?a=1");
+    expect(csvCell("user@example.com")).toBe("user@example.com");
+    expect(csvCell("a-b")).toBe("a-b");
   });
 
   it("writes objects as their JSON text, quoted when it needs it", () => {

@@ -136,9 +136,19 @@ export function parseCsv(text: string): Array<Array<string | null>> {
 }
 
 /** The cell a CSV export must hold for a JSON record's value. */
+/**
+ * The CSV cell of a JSON value. Text a spreadsheet would run as a formula (first character one of
+ * `= + - @`, tab or CR, and not a plain number) carries a leading `'` (OWASP's advice).
+ */
 export function expectCell(cell: string | null, value: unknown): void {
   if (value === null) expect(cell).toBeNull();
   else if (typeof value === "object") expect(JSON.parse(cell ?? "null")).toEqual(value);
+  else if (
+    typeof value === "string" &&
+    "=+-@\t\r".includes(value.charAt(0) || "x") &&
+    !/^[+-]?\d+(\.\d+)?(e[+-]?\d+)?$/i.test(value)
+  )
+    expect(cell).toBe(`'${value}`);
   else expect(cell).toBe(String(value));
 }
 
