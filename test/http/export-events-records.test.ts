@@ -209,6 +209,26 @@ describe("includes", () => {
   });
 });
 
+/** Event paths and the CSV cell each must become (null: an empty cell). */
+const PATH_CELLS: Array<[path: string | null, cell: string | null]> = [
+  ["/a,b", "/a,b"],
+  ['/say "hi"', '/say "hi"'],
+  ["/line\nbreak", "/line\nbreak"],
+  ["/cr\r\nlf", "/cr\r\nlf"],
+  // The empty path is a quoted empty cell, the null path an empty one.
+  ["", ""],
+  [null, null],
+  ["plain", "plain"],
+  ['"', '"'],
+  [",", ","],
+  // Formulas neutralised with a leading ' (OWASP); a plain signed number stays.
+  ["\r", "'\r"],
+  ['=HYPERLINK("http://evil.example","x")', `'=HYPERLINK("http://evil.example","x")`],
+  ["+1+cmd", "'+1+cmd"],
+  ["-12", "-12"],
+  ["@SUM(A1)", "'@SUM(A1)"],
+];
+
 describe("CSV quoting", () => {
   let projectId: string;
   let client: TestClient;
@@ -222,22 +242,7 @@ describe("CSV quoting", () => {
       properties: { bio: "line one\nline two", tags: ["a,b", 'c"d'] },
     });
     const at = Date.parse("2026-07-01T00:00:00.000Z");
-    const paths = [
-      "/a,b",
-      '/say "hi"',
-      "/line\nbreak",
-      "/cr\r\nlf",
-      "",
-      null,
-      "plain",
-      '"',
-      ",",
-      "\r",
-      '=HYPERLINK("http://evil.example","x")',
-      "+1+cmd",
-      "-12",
-      "@SUM(A1)",
-    ];
+    const paths = PATH_CELLS.map(([path]) => path);
     await insertEvents(
       database.db,
       paths.map((path, i) => ({
@@ -269,25 +274,8 @@ describe("CSV quoting", () => {
       expect(row).toHaveLength(header?.length ?? 0);
       for (const [k, key] of (header ?? []).entries()) expectCell(row[k] ?? null, record[key ?? ""]);
     }
-    // The empty path is a quoted empty cell, the null path an empty one.
     const pathColumn = header?.indexOf("path") ?? -1;
-    expect(rows.map((row) => row[pathColumn])).toEqual([
-      "/a,b",
-      '/say "hi"',
-      "/line\nbreak",
-      "/cr\r\nlf",
-      "",
-      null,
-      "plain",
-      '"',
-      ",",
-      // Formulas neutralised with a leading ' (OWASP); a plain signed number stays.
-      "'\r",
-      `'=HYPERLINK("http://evil.example","x")`,
-      "'+1+cmd",
-      "-12",
-      "'@SUM(A1)",
-    ]);
+    expect(rows.map((row) => row[pathColumn])).toEqual(PATH_CELLS.map(([, cell]) => cell));
     expect(csv.body).toContain('"/say ""hi"""');
     expect(csv.body).toContain('"\'=HYPERLINK(""http://evil.example"",""x"")"');
   });
