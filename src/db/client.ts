@@ -1,5 +1,6 @@
 import { neonConfig, Pool, type PoolClient } from "@neondatabase/serverless";
 import { drizzle } from "drizzle-orm/neon-serverless";
+import { isRetryableFailure } from "./connection-errors";
 import * as schema from "./schema";
 
 export type Database = ReturnType<typeof drizzle<typeof schema>>;
@@ -58,6 +59,30 @@ export function sessionSettings(databaseUrl: string, limits: SessionLimits = {})
   return [...(timeout > 0 ? [`SET statement_timeout = ${timeout}`] : []), "SET jit = off"];
 }
 
+/** The pause before the one retry: 20–80 ms, so a burst of retries does not arrive at once. */
+const retryPauseMs = () => 20 + Math.random() * 60;
+
+/**
+ * Every query outside a transaction is retried once, after a short random pause, when the
+ * database was unavailable (a pooled session that had died, a restart, a full connection table;
+ * src/db/connection-errors.ts): the API only reads, so a retry never repeats a write, and the
+ * failed connection has left the pool, so the retry gets a fresh one. A second failure is the
+ * caller's (a 503). Timeouts and errors of the query itself are not retried.
+ */
+function retryOnceWhenUnavailable(pool: Pool): void {
+  const query = pool.query.bind(pool) as (...args: unknown[]) => Promise<unknown>;
+  const retrying = async (...args: unknown[]) => {
+    try {
+      return await query(...args);
+    } catch (error) {
+      if (!isRetryableFailure(error)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, retryPauseMs()));
+      return query(...args);
+    }
+  };
+  pool.query = retrying as typeof pool.query;
+}
+
 /**
  * A pool per request: Workers cannot share sockets between requests, so a module-level pool
  * would fail on the second request.
@@ -74,6 +99,7 @@ export function openDatabase(config: DatabaseConfig, limits: SessionLimits = {})
       client.query(settings.join("; ")).catch(() => {});
     });
   }
+  retryOnceWhenUnavailable(pool);
   const db = drizzle({ client: pool, schema });
   let closed = false;
   return {

@@ -1,3 +1,5 @@
+import { causeChain, errorCode, isUnavailableLink, QUERY_CANCELED } from "../db/connection-errors";
+
 /** Every error code the API answers with, and its status and title (contract section 8). */
 export const ERROR_CODES = {
   VALIDATION_FAILED: { status: 400, title: "Validation failed" },
@@ -47,49 +49,22 @@ export class ApiError extends Error {
     this.headers = init.headers ?? {};
   }
 
+  /** A failure of ours, with nothing of its cause in the answer (the log has it). */
+  static internal(): ApiError {
+    return new ApiError({
+      code: "INTERNAL",
+      detail: "Something went wrong on our side. The request id identifies it.",
+    });
+  }
+
   /** A 400 for one bad parameter. */
   static invalid(path: string, message: string): ApiError {
     return new ApiError({ code: "VALIDATION_FAILED", detail: message, errors: [{ path, message }] });
   }
 }
 
-// Shut down or restarting (57P0x), out of connections or resources (53xxx), or refusing
-// connections, e.g. a database with connections disallowed (55000).
-const UNAVAILABLE_SQLSTATES = new Set([
-  "57P01",
-  "57P02",
-  "57P03",
-  "53000",
-  "53100",
-  "53200",
-  "53300",
-  "53400",
-  "55000",
-]);
-const SQLSTATE = /^[0-9A-Z]{5}$/;
-
-/** An error and the causes it wraps, outermost first (drizzle wraps the driver's error in its own). */
-function* causeChain(error: unknown): Generator<object> {
-  let current = error;
-  for (let depth = 0; depth < 8 && typeof current === "object" && current !== null; depth++) {
-    yield current;
-    current = "cause" in current ? current.cause : undefined;
-  }
-}
-
-/** The first Postgres error in the chain: its SQLSTATE and message. */
-export function postgresError(error: unknown): { code: string; message: string } | undefined {
-  for (const link of causeChain(error)) {
-    if ("code" in link && typeof link.code === "string" && SQLSTATE.test(link.code)) {
-      return { code: link.code, message: link instanceof Error ? link.message : "" };
-    }
-  }
-  return undefined;
-}
-
 function classifyOne(error: object): ApiError | undefined {
-  const code = "code" in error && typeof error.code === "string" ? error.code : "";
-  if (code === "57014") {
+  if (errorCode(error) === QUERY_CANCELED) {
     return new ApiError({
       code: "QUERY_TIMEOUT",
       detail: "The query took too long. Narrow the date range or the filters and try again.",
@@ -97,14 +72,7 @@ function classifyOne(error: object): ApiError | undefined {
       cause: error,
     });
   }
-  const message = error instanceof Error ? error.message : "";
-  const connectionFailure =
-    code.startsWith("08") ||
-    UNAVAILABLE_SQLSTATES.has(code) ||
-    ["ECONNREFUSED", "ETIMEDOUT", "ENOTFOUND", "ECONNRESET"].includes(code) ||
-    /websocket|connection (terminated|refused|closed)|connect failed|network/i.test(message) ||
-    (typeof Event !== "undefined" && error instanceof Event);
-  if (connectionFailure) {
+  if (isUnavailableLink(error)) {
     return new ApiError({
       code: "DATABASE_UNAVAILABLE",
       detail: "The database is unreachable right now. Try again shortly.",

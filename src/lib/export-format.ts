@@ -81,6 +81,31 @@ export interface TextBatches {
   next(): Promise<string | undefined>;
   /** Called with an error that ended the stream after the headers were sent. */
   onError(error: unknown): void;
+  /** The last text to send when the stream fails (the format's error record), before it aborts. */
+  failure?(error: unknown): string;
+}
+
+/** What a failed stream tells its client in its last record, and where to resume. */
+export interface StreamFailure {
+  code: string;
+  status: number;
+  message: string;
+  requestId: string;
+  /** The id of the last complete event sent, and its cursor: resume with `after` or `cursor`. */
+  after: string | null;
+  cursor: string | null;
+}
+
+/**
+ * The record that ends a failed export, so a client can tell it from a complete one even where
+ * the transport ends the body cleanly: NDJSON, one line `{"error": {…}}` (no event has an `error`
+ * key); CSV, a row whose first cell is `#error`, then the code, status, message, request id,
+ * `after` and `cursor`.
+ */
+export function streamFailureText(format: Exclude<ExportFormat, "json">, failure: StreamFailure): string {
+  if (format === "ndjson") return `${JSON.stringify({ error: failure })}\n`;
+  const { code, status, message, requestId, after, cursor } = failure;
+  return csvLine(["#error", code, status, message, requestId, after, cursor]);
 }
 
 export interface BatchStream {
@@ -95,9 +120,10 @@ export interface BatchStream {
  * first bytes leave before the rest is read.
  *
  * A failure after the first byte cannot become a problem+json any more (status and headers are
- * gone): the stream is errored, which aborts the chunked body without its final chunk, so HTTP
- * clients see an incomplete response rather than a silently short export. They resume with
- * `after=<id of the last complete record>`.
+ * gone): the format's error record (`failure`) is sent as the last text, then the stream is
+ * errored, which aborts the chunked body without its final chunk where the transport lets it. A
+ * client sees the error record, or at least an incomplete response, never a silently short
+ * export, and resumes with `after=<id of the last complete record>`.
  */
 export function streamBatches(batches: TextBatches): BatchStream {
   const encoder = new TextEncoder();
@@ -108,8 +134,16 @@ export function streamBatches(batches: TextBatches): BatchStream {
   let sentFirst = false;
   // After a cancel (the client went away) a batch still in flight is dropped, not reported.
   let cancelled = false;
+  // A failure whose error record was sent: the next pull aborts the body (erroring at once would
+  // drop the record still queued).
+  let failed: { error: unknown } | undefined;
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
+      if (failed) {
+        controller.error(failed.error);
+        settle();
+        return;
+      }
       try {
         if (!sentFirst) {
           sentFirst = true;
@@ -133,10 +167,18 @@ export function streamBatches(batches: TextBatches): BatchStream {
           }
         }
       } catch (error) {
-        if (!cancelled) {
-          batches.onError(error);
-          controller.error(error);
+        if (cancelled) {
+          settle();
+          return;
         }
+        batches.onError(error);
+        const record = batches.failure?.(error);
+        if (record) {
+          controller.enqueue(encoder.encode(record));
+          failed = { error };
+          return;
+        }
+        controller.error(error);
         settle();
       }
     },

@@ -1,4 +1,4 @@
-import { postgresError } from "./errors";
+import { postgresError } from "../db/connection-errors";
 
 /** Where a failure happened: the request and the route pattern, never the raw URL. */
 export interface FailureContext {

@@ -46,13 +46,7 @@ export const handleError: ErrorHandler<AppEnv> = (error, c) => {
   }
   // The log keeps what operators need, without SQL or request bytes; the response shows neither.
   logFailure("error", failureContext(c, "unhandled_error", 500), error);
-  return renderProblem(
-    c,
-    new ApiError({
-      code: "INTERNAL",
-      detail: "Something went wrong on our side. The request id identifies it.",
-    }),
-  );
+  return renderProblem(c, ApiError.internal());
 };
 
 export const handleNotFound: NotFoundHandler<AppEnv> = (c) =>

@@ -1,8 +1,9 @@
 import { and, eq, gte, lt, SQL, sql } from "drizzle-orm";
 import { type AnyPgColumn, alias, type PgColumn } from "drizzle-orm/pg-core";
 import type { Database } from "../db/client";
+import { postgresError } from "../db/connection-errors";
 import { events, sessionNames, sessionPages, sessions } from "../db/schema";
-import { ApiError, postgresError } from "../lib/errors";
+import { ApiError } from "../lib/errors";
 import type { Filter, FilterColumn, FilterField } from "../lib/filter-parser";
 import { type EventsTable, eventColumn, sessionColumn } from "./columns";
 import { NUMERIC_TEXT_SQL } from "./sql-helpers";

@@ -40,12 +40,38 @@ describe("the cron refresh", () => {
   it("runs without the statement timeout a session may have been left with", async () => {
     // A session timeout far shorter than any refresh, as an API client behind a transaction-mode
     // pooler could leave on the server connection the refresh then gets.
-    const handle = open(5);
-    expect(await setting(handle, "statement_timeout")).toBe("5ms");
+    // 50 ms: far below any refresh (an empty one takes about 300 ms), well above a SET or BEGIN.
+    const handle = open(50);
+    expect(await setting(handle, "statement_timeout")).toBe("50ms");
     await expect(
-      handle.db.execute(sql`select pg_sleep(0.05)`),
+      handle.db.execute(sql`select pg_sleep(0.2)`),
       "the session timeout is in force",
     ).rejects.toThrow();
     expect(await refreshDerived(handle.db)).toBeGreaterThanOrEqual(0);
+  });
+});
+
+describe("API queries", () => {
+  it("are retried once on a fresh connection when their session dies under them", async () => {
+    const handle = open(0);
+    const admin = open(0);
+    const marker = `retry_${crypto.randomUUID().replace(/-/g, "")}`;
+    // Started now: a drizzle query runs when it is awaited or `then` is called.
+    const sleeping = handle.db
+      .execute<{ state: string }>(sql.raw(`select pg_sleep(0.4), 'finished' as state /* ${marker} */`))
+      .then((result) => result);
+    // The session running it, once it has started.
+    let pid: number | undefined;
+    for (let attempt = 0; attempt < 100 && pid === undefined; attempt++) {
+      const found = await admin.db.execute<{ pid: number }>(
+        sql`select pid from pg_stat_activity where query like ${`%${marker}%`} and pid <> pg_backend_pid()`,
+      );
+      pid = found.rows[0]?.pid;
+      if (pid === undefined) await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(pid, "the query's session").toBeDefined();
+    await admin.db.execute(sql`select pg_terminate_backend(${pid}::integer)`);
+    const result = await sleeping;
+    expect(result.rows[0]?.state).toBe("finished");
   });
 });

@@ -5,7 +5,8 @@ import { createScratchDatabase } from "./node/scratch-database";
 
 /**
  * Runs once in Node before both tiers: a fresh database on the machine's Postgres (the embedded
- * one when none is reachable), migrated, a second one for the read-replica test, plus the relay
+ * one when none is reachable), migrated, a second one for the read-replica test, a third that a
+ * test cuts off mid-stream, plus the relay
  * the Neon driver needs to reach them.
  */
 export async function setup(project: TestProject): Promise<() => Promise<void>> {
@@ -14,15 +15,20 @@ export async function setup(project: TestProject): Promise<() => Promise<void>> 
   // A second database standing in for a read replica (test/http/read-replica.test.ts).
   const replica = await createScratchDatabase("api_replica");
   await migrateDatabase(replica.url);
+  // A third one that a test cuts off mid-request (test/http/export-stream-failure.test.ts).
+  const faults = await createScratchDatabase("api_faults");
+  await migrateDatabase(faults.url);
   // The embedded database has one session for all connections: nothing to pool.
   const relay = await startRelay(0, { pooling: !database.embedded });
   project.provide("databaseUrl", database.url);
   project.provide("replicaDatabaseUrl", replica.url);
+  project.provide("faultsDatabaseUrl", faults.url);
   project.provide("relayProxy", relay.proxy);
   project.provide("embeddedDatabase", database.embedded);
   return async () => {
     await relay.close();
     await database.drop();
     await replica.drop();
+    await faults.drop();
   };
 }

@@ -6,6 +6,8 @@ declare module "vitest" {
     databaseUrl: string;
     /** A second migrated database that stands in for a read replica. */
     replicaDatabaseUrl: string;
+    /** A third migrated database, which a test disconnects in the middle of a streamed export. */
+    faultsDatabaseUrl: string;
     relayProxy: string;
     /** PGlite has one session for all connections: tests that need two concurrent sessions skip. */
     embeddedDatabase: boolean;

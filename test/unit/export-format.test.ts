@@ -6,6 +6,7 @@ import {
   type ExportFormat,
   negotiateExportFormat,
   streamBatches,
+  streamFailureText,
 } from "../../src/lib/export-format";
 
 describe("the streamed body", () => {
@@ -32,25 +33,65 @@ describe("the streamed body", () => {
     expect(errors).toEqual([]);
   });
 
-  it("a failure after the first bytes errors the stream, no error document; `finished` settles", async () => {
+  /** Two rows, then a failing batch; with `record`, the stream's error record. */
+  function failingStream(record?: (error: unknown) => string) {
     const errors: unknown[] = [];
     const failure = new Error("connection terminated");
-    let calls = 0;
+    const batches = { calls: 0 };
     const stream = streamBatches({
       first: "row 1\n",
       next: async () => {
-        calls++;
-        if (calls === 1) return "row 2\n";
+        batches.calls++;
+        if (batches.calls === 1) return "row 2\n";
         throw failure;
       },
       onError: (error) => errors.push(error),
+      failure: record,
     });
     const reader = stream.body.getReader();
-    expect(new TextDecoder().decode((await reader.read()).value)).toBe("row 1\n");
-    expect(new TextDecoder().decode((await reader.read()).value)).toBe("row 2\n");
+    const decode = async () => new TextDecoder().decode((await reader.read()).value);
+    return { stream, reader, decode, errors, failure, batches };
+  }
+
+  it("a failure after the first bytes errors the stream, no error document; `finished` settles", async () => {
+    const { stream, reader, decode, errors, failure } = failingStream();
+    expect(await decode()).toBe("row 1\n");
+    expect(await decode()).toBe("row 2\n");
     await expect(reader.read()).rejects.toBe(failure);
     await stream.finished;
     expect(errors).toEqual([failure]);
+  });
+
+  it("a failure with an error record sends the record last, then errors the stream", async () => {
+    const { stream, reader, decode, errors, failure, batches } = failingStream(
+      (error) => `{"error":"${(error as Error).message}"}\n`,
+    );
+    expect(await decode()).toBe("row 1\n");
+    expect(await decode()).toBe("row 2\n");
+    expect(await decode()).toBe('{"error":"connection terminated"}\n');
+    await expect(reader.read()).rejects.toBe(failure);
+    await stream.finished;
+    expect(errors).toEqual([failure]);
+    expect(batches.calls).toBe(2);
+  });
+
+  it("an error record is one NDJSON line or one CSV row starting with #error", () => {
+    const failure = {
+      code: "DATABASE_UNAVAILABLE",
+      status: 503,
+      message: "The export failed, try again",
+      requestId: "req-1",
+      after: "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b",
+      cursor: "djE6MTox",
+    };
+    expect(streamFailureText("ndjson", failure)).toBe(
+      '{"error":{"code":"DATABASE_UNAVAILABLE","status":503,"message":"The export failed, try again",' +
+        '"requestId":"req-1","after":"0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b","cursor":"djE6MTox"}}\n',
+    );
+    expect(streamFailureText("csv", failure)).toBe(
+      '#error,DATABASE_UNAVAILABLE,503,"The export failed, try again",req-1,0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b,djE6MTox\r\n',
+    );
+    expect(streamFailureText("csv", { ...failure, after: null, cursor: null })).toMatch(/,req-1,,\r\n$/);
   });
 
   it("a client that goes away cancels it: `finished` settles and nothing more is read", async () => {

@@ -1,12 +1,14 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../../../env";
 import { encodeEventCursor } from "../../../lib/cursors";
+import { ApiError, classifyDatabaseError } from "../../../lib/errors";
 import {
   attachmentFilename,
   csvLine,
   EXPORT_CONTENT_TYPES,
   type ExportFormat,
   streamBatches,
+  streamFailureText,
 } from "../../../lib/export-format";
 import { logFailure } from "../../../lib/failure-log";
 import { nextPageHeaders } from "../../../lib/paging";
@@ -112,6 +114,8 @@ export async function answerStream(
     return read;
   };
   let ahead = readAfter(first.last);
+  // The last record handed to the stream: where a client resumes after a failure.
+  let lastSent = first.last;
   const requestId = c.get("requestId");
   const stream = streamBatches({
     first: (format === "csv" ? csvLine(keys) : "") + first.text,
@@ -121,10 +125,22 @@ export async function answerStream(
       sent += batch.count;
       complete = batch.count < size || sent >= total;
       ahead = readAfter(batch.last);
+      lastSent = batch.last ?? lastSent;
       return batch.text;
     },
     onError(error) {
       logFailure("error", { event: "export_stream_failed", requestId }, error);
+    },
+    failure(error) {
+      const cause = classifyDatabaseError(error) ?? ApiError.internal();
+      return streamFailureText(format, {
+        code: cause.code,
+        status: cause.status,
+        message: `The export failed before its end: ${cause.message} Resume with after (or cursor) to get the rest.`,
+        requestId,
+        after: lastSent?.id ?? null,
+        cursor: lastSent ? encodeEventCursor(lastSent) : null,
+      });
     },
   });
   closeDatabaseAfterStream(c, stream.finished);
