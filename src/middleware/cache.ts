@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../env";
 import { logFailure } from "../lib/failure-log";
-import { SizedMemory } from "../lib/isolate-cache";
+import { SingleFlight, SizedMemory } from "../lib/isolate-cache";
 import { sha256Hex } from "../lib/secrets";
 
 /**
@@ -66,6 +66,13 @@ function remainingFreshness(storedAt: number, now: number, freshSeconds: number)
   return age >= 0 && age < freshSeconds ? Math.max(0, Math.floor(freshSeconds - age)) : undefined;
 }
 
+/**
+ * Answers being filled (read from KV or computed) in this isolate, by cache key: identical
+ * concurrent misses (a cold dashboard, a crowd after a deploy) wait for the first one's answer
+ * instead of each computing it on a connection of its own.
+ */
+const fills = new SingleFlight<CachedAnswer<unknown>>();
+
 export async function readThrough<T>(
   c: Context<AppEnv>,
   key: string,
@@ -73,10 +80,8 @@ export async function readThrough<T>(
   compute: () => Promise<T>,
 ): Promise<CachedAnswer<T>> {
   const now = Date.now();
-  let lookup = "fwd=miss";
-  if (bypassesCache(c)) {
-    lookup = "fwd=request";
-  } else {
+  const bypass = bypassesCache(c);
+  if (!bypass) {
     const copy = memory.get(key) as StoredEntry<T> | undefined;
     const copyFreshFor = copy && remainingFreshness(copy.storedAt, now, freshSeconds);
     if (copy && copyFreshFor !== undefined) {
@@ -86,6 +91,28 @@ export async function readThrough<T>(
         cacheStatus: `${CACHE_NAME}; hit; ttl=${copyFreshFor}; detail=memory`,
       };
     }
+  }
+  // A request that bypasses the cache shares only with others that do: theirs is a fresh answer.
+  const { value, shared } = await fills.run(bypass ? `fresh:${key}` : key, () =>
+    fill(c, key, freshSeconds, compute, bypass ? "fwd=request" : undefined),
+  );
+  const answer = value as CachedAnswer<T>;
+  return shared
+    ? { ...answer, cacheStatus: `${CACHE_NAME}; hit; ttl=${answer.freshFor}; detail=coalesced` }
+    : answer;
+}
+
+/** A miss: the KV entry when it is fresh, else the computed answer, stored in KV and memory. */
+async function fill<T>(
+  c: Context<AppEnv>,
+  key: string,
+  freshSeconds: number,
+  compute: () => Promise<T>,
+  bypassed: string | undefined,
+): Promise<CachedAnswer<T>> {
+  const now = Date.now();
+  let lookup = bypassed ?? "fwd=miss";
+  if (bypassed === undefined) {
     try {
       const text = await c.env.CACHE.get(key, "text");
       if (text !== null) {
