@@ -2,6 +2,7 @@ import { createRequire } from "node:module";
 import type { AddressInfo } from "node:net";
 import net from "node:net";
 import type { WebSocket, WebSocketServer as WebSocketServerType } from "ws";
+import { SessionSlots } from "./session-slots";
 
 // ws's ESM entry resolves to its browser build under vitest; the CommonJS entry is the server.
 const require = createRequire(import.meta.url);
@@ -22,6 +23,13 @@ export interface RelayOptions {
    * where DISCARD ALL would reset the one session everybody shares.
    */
   pooling?: boolean;
+  /**
+   * At most this many Worker connections hold a Postgres session at once (default 64); the next
+   * ones wait in arrival order, as behind Neon's pooler, instead of each opening a session until
+   * Postgres refuses with "too many clients" (53300). Idle pooled sessions come on top (at most
+   * 8 per database and user).
+   */
+  maxSessions?: number;
 }
 
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1"]);
@@ -29,6 +37,8 @@ const PROTOCOL_3 = 196_608;
 /** Idle pooled sessions close after this long, and at most this many wait per database and user. */
 const IDLE_MS = 30_000;
 const MAX_IDLE_PER_KEY = 8;
+
+const DEFAULT_MAX_SESSIONS = 64;
 
 /** Splits a byte stream into Postgres protocol messages (1-byte type, int32 length, body). */
 class MessageFramer {
@@ -152,8 +162,34 @@ export async function startRelay(port = 0, options: RelayOptions = {}): Promise<
     return session;
   };
 
+  const slots = new SessionSlots(options.maxSessions ?? DEFAULT_MAX_SESSIONS);
+
   server.on("connection", (socket, request) => {
-    const address = new URL(request.url ?? "/", "http://relay").searchParams.get("address") ?? "";
+    // The client's first bytes arrive at once; they wait here with it until a slot is free.
+    const early: Buffer[] = [];
+    const hold = (data: Buffer) => early.push(data);
+    socket.on("message", hold);
+    const ticket = slots.acquire();
+    let holding = false;
+    socket.once("close", () => {
+      if (holding) slots.release();
+      else ticket.cancel();
+    });
+    ticket.granted.then(() => {
+      holding = true;
+      socket.off("message", hold);
+      if (socket.readyState !== socket.OPEN) {
+        holding = false;
+        slots.release();
+        return;
+      }
+      begin(socket, request.url, early);
+    });
+  });
+
+  /** A Worker connection that holds a slot: its target, then a pooled or new session. */
+  function begin(socket: WebSocket, url: string | undefined, early: Buffer[]): void {
+    const address = new URL(url ?? "/", "http://relay").searchParams.get("address") ?? "";
     const separator = address.lastIndexOf(":");
     const host = address.slice(0, separator);
     const targetPort = Number(address.slice(separator + 1));
@@ -183,7 +219,8 @@ export async function startRelay(port = 0, options: RelayOptions = {}): Promise<
       }
     };
     socket.on("message", onFirstBytes);
-  });
+    if (early.length > 0) onFirstBytes(Buffer.concat(early));
+  }
 
   /** A new server session: the login passes through; it is pooled only if no password was asked. */
   function login(socket: WebSocket, key: string, tcp: net.Socket, startup: Buffer, rest: Buffer): void {
