@@ -530,6 +530,14 @@ describe("GET /export/charts: caching and documentation", () => {
 
 describe("GET /export/charts: bad input is a 400 naming the parameter", () => {
   const series = (list: unknown) => JSON.stringify(list);
+  const BIG_CHART = {
+    series: series([{ name: "x" }]),
+    breakdowns: series([{ name: "path" }]),
+    startDate: "2026-01-01",
+    endDate: "2026-03-22",
+    timezone: "UTC",
+    interval: "hour",
+  };
   const eleven = Array.from({ length: 11 }, () => ({ name: "screen_view" }));
   const CASES: Array<[string, Record<string, string>]> = [
     ["segment", { series: series([{ name: "x" }]), segment: "bogus" }],
@@ -598,10 +606,21 @@ describe("GET /export/charts: bad input is a 400 naming the parameter", () => {
     ["startDate", { series: series([{ name: "x" }]), startDate: "2026-03-02", endDate: "2026-03-01" }],
     ["timezone", { series: series([{ name: "x" }]), timezone: "Mars/Olympus_Mons" }],
     ["previous", { series: series([{ name: "x" }]), previous: "yes" }],
+    // Answers past 100,000 points: 1 series × 52 groups × 1,944 hours (2026-01-01 to 2026-03-22).
+    ["limit", { ...BIG_CHART, limit: "52" }],
+    ["limit", { ...BIG_CHART, series: series([{ name: "x" }, { name: "y" }]), limit: "26" }],
+    ["limit", { ...BIG_CHART, limit: "26", previous: "true" }],
   ];
 
   it.each(CASES)("→ %s", async (parameter, params) => {
     expectProblem(await get(params), 400, "VALIDATION_FAILED", parameter);
+  });
+
+  it("a chart of up to 100,000 points answers (51 groups × 1,944 hours = 99,144)", async () => {
+    const response = await get({ ...BIG_CHART, limit: "51" });
+    expect(response.status).toBe(200);
+    const body = await get({ ...BIG_CHART, limit: "52" });
+    expect((body.body as { detail: string }).detail).toContain("101,088 points");
   });
 
   it("a root client must name the project", async () => {

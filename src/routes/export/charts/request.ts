@@ -65,6 +65,27 @@ export interface ChartRequest {
   fingerprint: Record<string, unknown>;
 }
 
+/**
+ * The most points (values of one series, group and bucket, in each period) one chart answer may
+ * hold: about 4 MB of JSON. The bound is checked on what the request could return before any
+ * query runs, so a chart that could exceed it is a 400, not a slow, huge answer.
+ */
+export const MAX_CHART_POINTS = 100_000;
+
+function requireBoundedAnswer(series: number, groups: number, range: ResolvedRange): void {
+  const periods = range.previous ? 2 : 1;
+  const points = series * groups * range.buckets.length * periods;
+  if (points <= MAX_CHART_POINTS) return;
+  const format = new Intl.NumberFormat("en-US").format;
+  // Only breakdown groups can take an answer past the bound (buckets stop at 2,000, series at 10).
+  throw ApiError.invalid(
+    "limit",
+    `this chart could hold ${format(points)} points (${series} series × ${groups} breakdown groups × ` +
+      `${format(range.buckets.length)} buckets × ${periods} periods), more than the ${format(MAX_CHART_POINTS)} ` +
+      "an answer may hold: lower limit, use a coarser interval or a shorter range, or ask for fewer series",
+  );
+}
+
 export function resolveChartRequest(query: ChartsInput, projectTimezone: string, now: Date): ChartRequest {
   const { param, series } = normalizeSeries(query);
   const range = resolveRange({
@@ -79,6 +100,7 @@ export function resolveChartRequest(query: ChartsInput, projectTimezone: string,
     autoInterval: false,
   });
   const breakdownNames = (query.breakdowns ?? []).map((breakdown) => breakdown.name);
+  requireBoundedAnswer(series.length, breakdownNames.length > 0 ? query.limit : 1, range);
   return {
     param,
     series,
