@@ -4,8 +4,8 @@ import type { AppEnv } from "./env";
 import { corsForBrowserApps } from "./middleware/cors";
 import { closeDatabaseAfterResponse } from "./middleware/database";
 import { handleError, handleNotFound } from "./middleware/errors";
-import { rejectNulCharacters } from "./middleware/nul-characters";
 import { readOnlyMethods } from "./middleware/read-only-methods";
+import { checkRequestShape } from "./middleware/request-limits";
 import { exportRoutes } from "./routes/export";
 import { health } from "./routes/health";
 import { insights } from "./routes/insights";
@@ -16,7 +16,7 @@ export function createApp(): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.onError(handleError);
   app.notFound(handleNotFound);
-  app.use(requestId(), readOnlyMethods, corsForBrowserApps, rejectNulCharacters, closeDatabaseAfterResponse);
+  app.use(requestId(), readOnlyMethods, corsForBrowserApps, checkRequestShape, closeDatabaseAfterResponse);
   app.route("/", health);
   app.route("/insights", insights);
   app.route("/export", exportRoutes);

@@ -8,6 +8,7 @@ export const ERROR_CODES = {
   PROJECT_NOT_FOUND: { status: 404, title: "Project not found" },
   NOT_FOUND: { status: 404, title: "Not found" },
   METHOD_NOT_ALLOWED: { status: 405, title: "Method not allowed" },
+  URI_TOO_LONG: { status: 414, title: "URI too long" },
   RATE_LIMITED: { status: 429, title: "Rate limited" },
   INTERNAL: { status: 500, title: "Internal error" },
   DATABASE_UNAVAILABLE: { status: 503, title: "Database unavailable" },

@@ -113,3 +113,28 @@ describe("a forged insights cursor", () => {
     await expectRefused(`/insights/${tenant.projectId}/country?cursor=${cursor}`, "cursor");
   });
 });
+
+describe("sizes", () => {
+  it("a URL longer than 16,384 characters is a 414 problem, before authentication", async () => {
+    const value = "x".repeat(16_400);
+    const response = await call(`/insights/${tenant.projectId}/metrics?filters=${value}`);
+    expectProblem(response, 414, "URI_TOO_LONG");
+    expect((response.body as { detail: string }).detail).toContain("16384");
+  });
+
+  it("a URL just under it is read as usual (here a 400 for its bad filters, not a 414)", async () => {
+    const path = `/insights/${tenant.projectId}/metrics?filters=`;
+    const response = await call(`${path}${"x".repeat(16_000 - path.length)}`, {
+      headers: credentialHeaders(tenant.read),
+    });
+    expectProblem(response, 400, "VALIDATION_FAILED", "filters");
+  });
+
+  it("a catastrophic-looking regex runs under the statement timeout and answers", async () => {
+    const filters = json([{ name: "path", operator: "regex", value: ["^(a+)+$", "(a|a)*b", "(.*a){12}"] }]);
+    const response = await call(`/insights/${tenant.projectId}/metrics?filters=${filters}`, {
+      headers: credentialHeaders(tenant.read),
+    });
+    expect(response.status).toBe(200);
+  });
+});
