@@ -72,31 +72,3 @@ export class SizedMemory<V> {
     this.#size -= found.size;
   }
 }
-
-/**
- * Single flight: concurrent calls with the same key in one isolate share one run of the work.
- * A dashboard opening ten tiles, or a crowd after a deploy, would otherwise compute the same cold
- * answer (and hold a database connection) once per request. The first caller's work settles
- * every waiting caller, failure included; the next call after it starts afresh.
- */
-export class SingleFlight<V> {
-  readonly #running = new Map<string, Promise<V>>();
-
-  /** The work's value, and whether this call waited for another caller's run of it. */
-  async run(key: string, work: () => Promise<V>): Promise<{ value: V; shared: boolean }> {
-    const running = this.#running.get(key);
-    if (running) return { value: await running, shared: true };
-    const started = work();
-    this.#running.set(key, started);
-    try {
-      return { value: await started, shared: false };
-    } finally {
-      this.#running.delete(key);
-    }
-  }
-
-  /** How many keys have work under way. */
-  get size(): number {
-    return this.#running.size;
-  }
-}

@@ -1,7 +1,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv, ReadableProject } from "../env";
 import { ApiError } from "../lib/errors";
-import { IsolateCache, SingleFlight } from "../lib/isolate-cache";
+import { IsolateCache } from "../lib/isolate-cache";
 import { sha256Hex, verifySecret } from "../lib/secrets";
 import { type ClientRecord, findClient, findProject, type ProjectRecord } from "../queries/access";
 import { useDatabase } from "./database";
@@ -51,11 +51,10 @@ const verifiedClients = new IsolateCache<ClientRecord>(30_000);
 /**
  * Projects by id, kept as briefly: a cached answer then needs no database connection at all. An
  * owner or timezone change shows within the TTL. Unknown ids are remembered for 10 s, so a new
- * project answers within that; concurrent lookups of one id share one query.
+ * project answers within that.
  */
 const knownProjects = new IsolateCache<ProjectRecord>(30_000);
 const unknownProjects = new IsolateCache<true>(10_000);
-const projectLookups = new SingleFlight<ProjectRecord | undefined>();
 
 /**
  * Credentials found wrong or unknown, remembered as briefly: a burst of bad requests (a script
@@ -63,24 +62,19 @@ const projectLookups = new SingleFlight<ProjectRecord | undefined>();
  */
 const rejectedCredentials = new IsolateCache<true>(10_000);
 
-/** Concurrent verifications of the same credentials (a cold burst) share one lookup. */
-const verifications = new SingleFlight<ClientRecord | undefined>();
-
 async function verifyCredentials(c: Context<AppEnv>, credentials: Credentials): Promise<ClientRecord> {
   const key = await sha256Hex(`${credentials.id}\n${credentials.secret}`);
   const cached = verifiedClients.get(key);
   if (cached) return cached;
   if (rejectedCredentials.get(key)) throw unauthenticated();
 
-  const { value: client } = await verifications.run(key, async () => {
-    const found = await findClient(useDatabase(c), credentials.id.toLowerCase());
-    const verified = found && (await verifySecret(credentials.secret, found.secretHash)) ? found : undefined;
-    if (verified) verifiedClients.set(key, verified);
-    else rejectedCredentials.set(key, true);
-    return verified;
-  });
-  if (!client) throw unauthenticated();
-  return client;
+  const found = await findClient(useDatabase(c), credentials.id.toLowerCase());
+  if (!found || !(await verifySecret(credentials.secret, found.secretHash))) {
+    rejectedCredentials.set(key, true);
+    throw unauthenticated();
+  }
+  verifiedClients.set(key, found);
+  return found;
 }
 
 /** Authenticates the caller (contract section 1) and refuses `write` clients. */
@@ -116,12 +110,9 @@ export async function authorizeProject(c: Context<AppEnv>, projectId: string): P
   if (client.type === "read" && client.projectId !== projectId) throw notFound;
   let project = knownProjects.get(projectId);
   if (!project && !unknownProjects.get(projectId)) {
-    ({ value: project } = await projectLookups.run(projectId, async () => {
-      const found = await findProject(useDatabase(c), projectId);
-      if (found) knownProjects.set(projectId, found);
-      else unknownProjects.set(projectId, true);
-      return found;
-    }));
+    project = await findProject(useDatabase(c), projectId);
+    if (project) knownProjects.set(projectId, project);
+    else unknownProjects.set(projectId, true);
   }
   if (!project || project.organizationId !== client.organizationId) throw notFound;
   const readable = {

@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../env";
 import { logFailure } from "../lib/failure-log";
-import { SingleFlight, SizedMemory } from "../lib/isolate-cache";
+import { SizedMemory } from "../lib/isolate-cache";
 import { sha256Hex } from "../lib/secrets";
 
 /**
@@ -66,13 +66,6 @@ function remainingFreshness(storedAt: number, now: number, freshSeconds: number)
   return age >= 0 && age < freshSeconds ? Math.max(0, Math.floor(freshSeconds - age)) : undefined;
 }
 
-/**
- * Answers being filled (read from KV or computed) in this isolate, by cache key: identical
- * concurrent misses (a cold dashboard, a crowd after a deploy) wait for the first one's answer
- * instead of each computing it on a connection of its own.
- */
-const fills = new SingleFlight<CachedAnswer<unknown>>();
-
 export async function readThrough<T>(
   c: Context<AppEnv>,
   key: string,
@@ -92,14 +85,9 @@ export async function readThrough<T>(
       };
     }
   }
-  // A request that bypasses the cache shares only with others that do: theirs is a fresh answer.
-  const { value, shared } = await fills.run(bypass ? `fresh:${key}` : key, () =>
-    fill(c, key, freshSeconds, compute, bypass ? "fwd=request" : undefined),
-  );
-  const answer = value as CachedAnswer<T>;
-  return shared
-    ? { ...answer, cacheStatus: `${CACHE_NAME}; hit; ttl=${answer.freshFor}; detail=coalesced` }
-    : answer;
+  // Identical concurrent misses are not shared: a Worker request may not wait on a promise that
+  // another request's I/O settles (the runtime cancels it as hung), so each fills its own.
+  return fill(c, key, freshSeconds, compute, bypass ? "fwd=request" : undefined);
 }
 
 /** A miss: the KV entry when it is fresh, else the computed answer, stored in KV and memory. */

@@ -4,10 +4,12 @@ import { ApiError } from "../lib/errors";
 import { NUL_MESSAGE } from "../lib/validation";
 
 /**
- * The longest URL answered: every parameter fits in it many times over (20 filters of 100 values,
- * 10 chart series), and a longer one is refused before it is parsed or authenticated.
+ * The longest URL answered: the parameters of any real dashboard or chart fit in it, and a longer
+ * one is refused before it is parsed or authenticated. Half of what the platform takes (16 KB of
+ * request line and headers, beyond which it answers a bare 414 or 431 itself), so a long URL
+ * with ordinary headers gets this service's problem+json instead.
  */
-export const MAX_URL_LENGTH = 16_384;
+export const MAX_URL_LENGTH = 8_192;
 
 /**
  * Checks on the raw request before anything reads it: its URL's length (414 beyond

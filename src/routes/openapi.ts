@@ -11,7 +11,7 @@ const DESCRIPTIONS: Record<ErrorCode, string> = {
   PROJECT_NOT_FOUND: "The project does not exist or this client cannot read it.",
   NOT_FOUND: "No such endpoint.",
   METHOD_NOT_ALLOWED: "Only GET and HEAD are supported.",
-  URI_TOO_LONG: "The URL is longer than 16,384 characters.",
+  URI_TOO_LONG: "The URL is longer than 8,192 characters.",
   RATE_LIMITED: "Too many requests; see Retry-After.",
   INTERNAL: "Unexpected server error.",
   DATABASE_UNAVAILABLE: "The database is unreachable; see Retry-After.",
@@ -55,7 +55,7 @@ const header = (description: string) => ({ description, schema: { type: "string"
 export const CACHED_RESPONSE_HEADERS = {
   ETag: header("Entity tag of the body; send it back in If-None-Match to get 304."),
   "Cache-Status": header(
-    "RFC 9211: `analytics-kv; hit; ttl=N` (`; detail=memory` when this isolate answered from its own copy, `; detail=coalesced` when it waited for an identical request's answer), or `fwd=miss|stale|request; stored`.",
+    "RFC 9211: `analytics-kv; hit; ttl=N` (`; detail=memory` when this isolate answered from its own copy), or `fwd=miss|stale|request; stored`.",
   ),
   "Cache-Control": header("`private, max-age=<seconds the answer stays fresh>`."),
   "X-Request-Id": header("Identifies the request in logs and problem documents."),

@@ -24,33 +24,6 @@ const livePath = (minutes: number) => `/insights/${tenant.projectId}/live?minute
 const get = (path: string, headers: Record<string, string> = {}) =>
   call(path, { headers: { ...credentialHeaders(tenant.read), ...headers } });
 
-describe("identical concurrent misses in one isolate", () => {
-  it("are computed once: the others wait for that answer", async () => {
-    const path = livePath(23);
-    const responses = await Promise.all(Array.from({ length: 6 }, () => get(path)));
-    const statuses = responses.map((response) => response.headers.get("cache-status") ?? "");
-    expect(statuses.filter((status) => status === "analytics-kv; fwd=miss; stored")).toHaveLength(1);
-    expect(
-      statuses.filter((status) => /^analytics-kv; hit; ttl=10; detail=coalesced$/.test(status)),
-    ).toHaveLength(5);
-    for (const response of responses) {
-      expect(response.status).toBe(200);
-      expect(response.body).toEqual(responses[0]?.body);
-    }
-  });
-
-  it("that bypass the cache share only with each other, and still compute afresh", async () => {
-    const path = livePath(24);
-    await get(path);
-    const fresh = await Promise.all(
-      Array.from({ length: 3 }, () => get(path, { "Cache-Control": "no-cache" })),
-    );
-    const statuses = fresh.map((response) => response.headers.get("cache-status") ?? "");
-    expect(statuses.filter((status) => status === "analytics-kv; fwd=request; stored")).toHaveLength(1);
-    expect(statuses.filter((status) => status.endsWith("detail=coalesced"))).toHaveLength(2);
-  });
-});
-
 describe("KV cache on /live", () => {
   it("misses, stores, then hits with the same body and ETag", async () => {
     const first = await get(livePath(7));

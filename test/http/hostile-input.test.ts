@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { clients } from "../../src/db/schema";
+import { hashSecret } from "../../src/lib/secrets";
 import { createTenant, credentialHeaders, type Tenant } from "../support/factories";
 import { call, expectProblem, testDatabase } from "../support/worker/http";
 
@@ -115,16 +117,16 @@ describe("a forged insights cursor", () => {
 });
 
 describe("sizes", () => {
-  it("a URL longer than 16,384 characters is a 414 problem, before authentication", async () => {
-    const value = "x".repeat(16_400);
+  it("a URL longer than 8,192 characters is a 414 problem, before authentication", async () => {
+    const value = "x".repeat(8_200);
     const response = await call(`/insights/${tenant.projectId}/metrics?filters=${value}`);
     expectProblem(response, 414, "URI_TOO_LONG");
-    expect((response.body as { detail: string }).detail).toContain("16384");
+    expect((response.body as { detail: string }).detail).toContain("8192");
   });
 
   it("a URL just under it is read as usual (here a 400 for its bad filters, not a 414)", async () => {
     const path = `/insights/${tenant.projectId}/metrics?filters=`;
-    const response = await call(`${path}${"x".repeat(16_000 - path.length)}`, {
+    const response = await call(`${path}${"x".repeat(8_000 - path.length)}`, {
       headers: credentialHeaders(tenant.read),
     });
     expectProblem(response, 400, "VALIDATION_FAILED", "filters");
@@ -136,5 +138,29 @@ describe("sizes", () => {
       headers: credentialHeaders(tenant.read),
     });
     expect(response.status).toBe(200);
+  });
+});
+
+describe("repeated bad credentials", () => {
+  it("are remembered for 10 s: a pair found unknown stays refused without another lookup", async () => {
+    const id = crypto.randomUUID();
+    const secret = `secret-${crypto.randomUUID()}`;
+    const headers = credentialHeaders({ id, secret, type: "read" });
+    expectProblem(await call(`/insights/${tenant.projectId}/live`, { headers }), 401, "UNAUTHENTICATED");
+    // The client now exists, but this isolate remembers the pair as unknown for a while.
+    await database.db.insert(clients).values({
+      id,
+      name: "late client",
+      type: "read",
+      organizationId: tenant.organizationId,
+      projectId: tenant.projectId,
+      secretHash: await hashSecret(secret),
+    });
+    expectProblem(await call(`/insights/${tenant.projectId}/live`, { headers }), 401, "UNAUTHENTICATED");
+    // Another pair is looked up as usual.
+    const known = await call(`/insights/${tenant.projectId}/live`, {
+      headers: credentialHeaders(tenant.read),
+    });
+    expect(known.status).toBe(200);
   });
 });

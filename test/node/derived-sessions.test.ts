@@ -2,11 +2,11 @@ import { asc, eq, sql } from "drizzle-orm";
 import pg from "pg";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { migrateDatabase } from "../../scripts/db/apply-migrations";
+import { createScratchDatabase } from "../../scripts/db/scratch-database";
 import { sessions } from "../../src/db/schema";
 import { refreshDerived } from "../../src/queries/derived";
 import { type EventInput, insertEvents, uniqueId } from "../support/factories";
 import { rawConnection, testDatabase } from "../support/node/database";
-import { createScratchDatabase } from "../support/node/scratch-database";
 
 const database = testDatabase();
 afterAll(() => database.close());

@@ -1,7 +1,7 @@
 import type { TestProject } from "vitest/node";
 import { migrateDatabase } from "../../scripts/db/apply-migrations";
+import { createScratchDatabase } from "../../scripts/db/scratch-database";
 import { startRelay } from "../../scripts/local/relay";
-import { createScratchDatabase } from "./node/scratch-database";
 
 /**
  * Runs once in Node before both tiers: a fresh database on the machine's Postgres (the embedded

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { SingleFlight, SizedMemory } from "../../src/lib/isolate-cache";
+import { SizedMemory } from "../../src/lib/isolate-cache";
 
 describe("SizedMemory (isolate copies of cached answers)", () => {
   it("keeps values within the budget, dropping the least recently used first", () => {
@@ -46,51 +46,5 @@ describe("SizedMemory (isolate copies of cached answers)", () => {
     expect(memory.size).toBe(7);
     memory.delete("a");
     expect(memory.size).toBe(0);
-  });
-});
-
-describe("SingleFlight (concurrent identical work)", () => {
-  const deferred = <T>() => {
-    let resolve: (value: T) => void = () => {};
-    let reject: (error: unknown) => void = () => {};
-    const promise = new Promise<T>((res, rej) => {
-      resolve = res;
-      reject = rej;
-    });
-    return { promise, resolve, reject };
-  };
-
-  it("runs the work once for concurrent callers of one key, and says who waited", async () => {
-    const flight = new SingleFlight<string>();
-    const gate = deferred<string>();
-    let runs = 0;
-    const work = () => {
-      runs++;
-      return gate.promise;
-    };
-    const calls = [flight.run("k", work), flight.run("k", work), flight.run("k", work)];
-    const other = flight.run("other", async () => "own");
-    expect(flight.size).toBe(2);
-    gate.resolve("answer");
-    expect(await Promise.all(calls)).toEqual([
-      { value: "answer", shared: false },
-      { value: "answer", shared: true },
-      { value: "answer", shared: true },
-    ]);
-    expect(await other).toEqual({ value: "own", shared: false });
-    expect(runs).toBe(1);
-    expect(flight.size).toBe(0);
-  });
-
-  it("hands a failure to every waiting caller, then starts afresh", async () => {
-    const flight = new SingleFlight<string>();
-    const gate = deferred<string>();
-    const failure = new Error("database unavailable");
-    const first = flight.run("k", () => gate.promise);
-    const second = flight.run("k", () => Promise.resolve("never run"));
-    gate.reject(failure);
-    await expect(first).rejects.toBe(failure);
-    await expect(second).rejects.toBe(failure);
-    expect(await flight.run("k", async () => "again")).toEqual({ value: "again", shared: false });
   });
 });

@@ -28,7 +28,7 @@ async function postgresReachable(url: string): Promise<boolean> {
  */
 export async function createScratchDatabase(prefix: string): Promise<ScratchDatabase> {
   if (!(await postgresReachable(ADMIN_URL))) {
-    const { startEmbeddedDatabase } = await import("../../../scripts/local/embedded");
+    const { startEmbeddedDatabase } = await import("../local/embedded");
     const embedded = await startEmbeddedDatabase({ dataDir: "memory://" });
     console.warn(`No Postgres at ${new URL(ADMIN_URL).host}: testing against embedded PGlite.`);
     return { url: embedded.url, embedded: true, drop: () => embedded.close() };
