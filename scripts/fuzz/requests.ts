@@ -321,13 +321,12 @@ function query(rng: Rng, params: readonly Param[]): string {
     if (rng.chance(0.02)) search.append(name, hostile(rng));
   }
   // A window needs both bounds: most requests with one get the other (a valid one).
-  for (const [bound, partner] of [
-    ["startDate", "endDate"],
-    ["endDate", "startDate"],
-  ]) {
-    if (search.has(bound as string) && !search.has(partner as string) && rng.chance(0.9)) {
-      search.append(partner as string, partner === "startDate" ? "2026-10-01" : "2026-11-24");
-    }
+  const bounds: Array<[string, string, string]> = [
+    ["startDate", "endDate", "2026-11-24"],
+    ["endDate", "startDate", "2026-10-01"],
+  ];
+  for (const [bound, partner, value] of bounds) {
+    if (search.has(bound) && !search.has(partner) && rng.chance(0.9)) search.append(partner, value);
   }
   if (rng.chance(0.05)) search.append(text(rng) || "x", text(rng));
   const encoded = search.toString();

@@ -35,12 +35,13 @@ export function failureLogLine(context: FailureContext, error: unknown): string 
           .slice(0, STACK_FRAMES)
           .map((line) => line.trim())
       : [];
+  const sqlstate = postgresError(error)?.code;
   // JSON escapes any control character in it.
   const message =
-    error instanceof Error && PROGRAMMING_ERRORS.has(name) && postgresError(error) === undefined
+    error instanceof Error && PROGRAMMING_ERRORS.has(name) && sqlstate === undefined
       ? error.message.slice(0, 300)
       : undefined;
-  return JSON.stringify({ ...context, sqlstate: postgresError(error)?.code, error: name, message, frames });
+  return JSON.stringify({ ...context, sqlstate, error: name, message, frames });
 }
 
 export function logFailure(level: "warn" | "error", context: FailureContext, error: unknown): void {

@@ -24,37 +24,22 @@ export function given(value: string | undefined): string | undefined {
 export const NUL_MESSAGE = "text must not contain the NUL character (U+0000)";
 
 /**
- * The keys down to the first string in `value` (parsed JSON) that holds a NUL character, [] for
- * `value` itself; undefined when there is none.
+ * The path (as valibot path items, so it reads like a schema's: `filters/0/value/1`) to the first
+ * string in `value` (parsed JSON) that holds a NUL character; [] for `value` itself, undefined
+ * when there is none.
  */
-function nulCharacterKeys(value: unknown): Array<string | number> | undefined {
+function nulCharacterPath(value: unknown): v.IssuePathItem[] | undefined {
   if (typeof value === "string") return value.includes("\u0000") ? [] : undefined;
   if (typeof value !== "object" || value === null) return undefined;
   for (const [key, item] of Object.entries(value)) {
-    const found = nulCharacterKeys(item);
-    if (found !== undefined) return [Array.isArray(value) ? Number(key) : key, ...found];
+    const below = nulCharacterPath(item);
+    if (below === undefined) continue;
+    const step: v.IssuePathItem = Array.isArray(value)
+      ? { type: "array", origin: "value", input: value, key: Number(key), value: item }
+      : { type: "object", origin: "value", input: value as Record<string, unknown>, key, value: item };
+    return [step, ...below];
   }
   return undefined;
-}
-
-/** The keys as valibot path items, so the issue's path reads like a schema's (`filters/0/value/1`). */
-function issuePathOf(
-  root: unknown,
-  keys: Array<string | number>,
-): [v.IssuePathItem, ...v.IssuePathItem[]] | undefined {
-  const items: v.IssuePathItem[] = [];
-  let input = root as Record<string | number, unknown>;
-  for (const key of keys) {
-    const value = input[key];
-    items.push(
-      typeof key === "number"
-        ? { type: "array", origin: "value", input: input as unknown as unknown[], key, value }
-        : { type: "object", origin: "value", input, key, value },
-    );
-    input = value as Record<string | number, unknown>;
-  }
-  const [first, ...rest] = items;
-  return first ? [first, ...rest] : undefined;
 }
 
 export function validationError(errors: FieldError[]): ApiError {
@@ -82,8 +67,11 @@ export function jsonQueryParam<TOutput>(options: {
     v.parseJson(undefined, `${param} is not valid JSON; expected ${expected}`),
     // A NUL escaped as \u0000 decodes into text Postgres cannot hold: a 400 where it sits.
     v.rawCheck(({ dataset, addIssue }) => {
-      const keys = dataset.typed ? nulCharacterKeys(dataset.value) : undefined;
-      if (keys !== undefined) addIssue({ message: NUL_MESSAGE, path: issuePathOf(dataset.value, keys) });
+      const path = dataset.typed ? nulCharacterPath(dataset.value) : undefined;
+      if (path !== undefined) {
+        const [first, ...rest] = path;
+        addIssue({ message: NUL_MESSAGE, path: first ? [first, ...rest] : undefined });
+      }
     }),
     schema,
   );

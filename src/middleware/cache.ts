@@ -73,8 +73,10 @@ export async function readThrough<T>(
   compute: () => Promise<T>,
 ): Promise<CachedAnswer<T>> {
   const now = Date.now();
-  const bypass = bypassesCache(c);
-  if (!bypass) {
+  let lookup = "fwd=miss";
+  if (bypassesCache(c)) {
+    lookup = "fwd=request";
+  } else {
     const copy = memory.get(key) as StoredEntry<T> | undefined;
     const copyFreshFor = copy && remainingFreshness(copy.storedAt, now, freshSeconds);
     if (copy && copyFreshFor !== undefined) {
@@ -84,23 +86,6 @@ export async function readThrough<T>(
         cacheStatus: `${CACHE_NAME}; hit; ttl=${copyFreshFor}; detail=memory`,
       };
     }
-  }
-  // Identical concurrent misses are not shared: a Worker request may not wait on a promise that
-  // another request's I/O settles (the runtime cancels it as hung), so each fills its own.
-  return fill(c, key, freshSeconds, compute, bypass ? "fwd=request" : undefined);
-}
-
-/** A miss: the KV entry when it is fresh, else the computed answer, stored in KV and memory. */
-async function fill<T>(
-  c: Context<AppEnv>,
-  key: string,
-  freshSeconds: number,
-  compute: () => Promise<T>,
-  bypassed: string | undefined,
-): Promise<CachedAnswer<T>> {
-  const now = Date.now();
-  let lookup = bypassed ?? "fwd=miss";
-  if (bypassed === undefined) {
     try {
       const text = await c.env.CACHE.get(key, "text");
       if (text !== null) {
