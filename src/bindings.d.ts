@@ -9,5 +9,10 @@ declare namespace Cloudflare {
      * when set, every API request reads it; the cron refresh and migrations stay on DATABASE_URL.
      */
     DATABASE_REPLICA_URL?: string;
+    /**
+     * Optional secret that signs cursors (HMAC-SHA-256). Without it the key is derived from
+     * DATABASE_URL; set it to rotate cursors on their own. Rotating invalidates cursors in flight.
+     */
+    CURSOR_SECRET?: string;
   }
 }

@@ -49,10 +49,14 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
 /** The window of /live in the benchmark (its default). */
 const LIVE_MINUTES = 5;
 
-function readClient(base: string): ApiClient {
+function readClient({ base, cursorSecret }: BenchServer): ApiClient {
   const read = DEMO_CLIENTS.find((c) => c.type === "read" && c.projectId === BENCH_PROJECT);
   if (!read) throw new Error(`no demo read client for project ${BENCH_PROJECT}`);
-  return { base, headers: { "openpanel-client-id": read.id, "openpanel-client-secret": read.secret } };
+  return {
+    base,
+    cursorSecret,
+    headers: { "openpanel-client-id": read.id, "openpanel-client-secret": read.secret },
+  };
 }
 
 /**
@@ -266,11 +270,11 @@ async function main(): Promise<void> {
     progress(`starting the relay and wrangler dev (log: ${path.relative(process.cwd(), logFile)})…`);
     server = await startBenchServer(url, logFile);
     progress(`serving on ${server.base}`);
-    const client = readClient(server.base);
+    const client = readClient(server);
     await warmUp(client);
     results.floor = summarize(
       await measure(options.runs * 3, options.budgetSeconds * 1000, async () => {
-        const answer = await apiGet({ base: client.base, headers: {} }, "/__bench_floor", false);
+        const answer = await apiGet({ ...client, headers: {} }, "/__bench_floor", false);
         if (answer.status !== 404) throw new RunFailure(`HTTP ${answer.status}`);
       }),
     );

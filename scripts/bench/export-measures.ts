@@ -126,7 +126,10 @@ export async function measureDepth(
   const at = row.rows[0];
   if (!at) throw new Error("no event at that depth");
   // The cursor names the last event of the previous page, so the page starts at depth + 1.
-  const cursor = encodeEventCursor({ createdAt: at.created_at.getTime(), id: at.id });
+  const cursor = await encodeEventCursor(client.cursorSecret, {
+    createdAt: at.created_at.getTime(),
+    id: at.id,
+  });
   const first = `/export/events?projectId=${BENCH_PROJECT}&limit=${PAGE}`;
   const deep = `${first}&cursor=${cursor}`;
   const check = JSON.parse((await apiGetOk(client, deep, true)).body) as { data?: unknown[] };

@@ -64,6 +64,8 @@ export async function measure(
 export interface ApiClient {
   base: string;
   headers: Record<string, string>;
+  /** What the server signs cursors with (BenchServer.cursorSecret). */
+  cursorSecret: string;
 }
 
 export interface ApiAnswer {

@@ -5,6 +5,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { randomHex } from "../../src/lib/secrets";
 import { type Relay, startRelay } from "../local/relay";
 
 /**
@@ -27,6 +28,8 @@ const STOP_TIMEOUT_MS = 5_000;
 
 export interface BenchServer {
   base: string;
+  /** The CURSOR_SECRET the Worker signs cursors with, so a benchmark can build a deep cursor. */
+  cursorSecret: string;
   stop(): Promise<void>;
 }
 
@@ -53,11 +56,13 @@ export async function startBenchServer(databaseUrl: string, logFile: string): Pr
   const state = await mkdtemp(path.join(os.tmpdir(), "edge-bench-state-"));
   const port = await freePort();
   const base = `http://${HOST}:${port}`;
+  const cursorSecret = randomHex(32);
   const vars: Record<string, string> = {
     DATABASE_URL: databaseUrl,
     NEON_WS_PROXY: relay.proxy,
     // Thousands of requests from one client: the limiter would answer most of them with 429.
     RATE_LIMIT_PER_10S: "0",
+    CURSOR_SECRET: cursorSecret,
   };
   const args = [
     "dev",
@@ -123,7 +128,7 @@ export async function startBenchServer(databaseUrl: string, logFile: string): Pr
     try {
       const response = await fetch(`${base}/health`, { signal: AbortSignal.timeout(5_000) });
       const body = await response.text();
-      if (response.status === 200) return { base, stop };
+      if (response.status === 200) return { base, cursorSecret, stop };
       lastProblem = `/health answered ${response.status}: ${body.slice(0, 200)}`;
     } catch {
       // Not listening yet (still bundling).

@@ -82,7 +82,7 @@ export interface TextBatches {
   /** Called with an error that ended the stream after the headers were sent. */
   onError(error: unknown): void;
   /** The last text to send when the stream fails (the format's error record), before it aborts. */
-  failure?(error: unknown): string;
+  failure?(error: unknown): string | Promise<string>;
 }
 
 /** What a failed stream tells its client in its last record, and where to resume. */
@@ -172,7 +172,7 @@ export function streamBatches(batches: TextBatches): BatchStream {
           return;
         }
         batches.onError(error);
-        const record = batches.failure?.(error);
+        const record = await batches.failure?.(error);
         if (record) {
           controller.enqueue(encoder.encode(record));
           failed = { error };

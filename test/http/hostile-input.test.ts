@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { clients } from "../../src/db/schema";
 import { hashSecret } from "../../src/lib/secrets";
-import { createTenant, credentialHeaders, type Tenant } from "../support/factories";
+import { createTenant, credentialHeaders, insertEvents, type Tenant } from "../support/factories";
+import { cursorText, signedCursor } from "../support/worker/cursors";
 import { call, expectProblem, testDatabase } from "../support/worker/http";
 
 // Inputs that reached Postgres and failed there (500 INTERNAL) before they were refused up front.
@@ -110,9 +111,54 @@ describe("dates outside the years 1–9999 (UTC)", () => {
 });
 
 describe("a forged insights cursor", () => {
-  it("with an offset past the safe integers is a 400, not a query", async () => {
-    const cursor = btoa(JSON.stringify({ o: 1e21, q: "0123456789abcdef" })).replace(/=+$/, "");
-    await expectRefused(`/insights/${tenant.projectId}/country?cursor=${cursor}`, "cursor");
+  /** A real next-page cursor of the country list (two countries, one per page). */
+  async function issuedCursor(path: string): Promise<string> {
+    const response = await call(path, { headers: credentialHeaders(tenant.read) });
+    expect(response.status).toBe(200);
+    const cursor = response.headers.get("x-next-cursor");
+    expect(cursor).toBeTruthy();
+    return cursor ?? "";
+  }
+  const list = () => `/insights/${tenant.projectId}/country?limit=1&startDate=2026-01-01&endDate=2026-01-31`;
+
+  beforeAll(async () => {
+    await insertEvents(
+      database.db,
+      ["NO", "SE"].map((country, index) => ({
+        projectId: tenant.projectId,
+        sessionId: `cursor-${index}`,
+        country,
+        createdAt: new Date(`2026-01-1${index}T12:00:00Z`),
+      })),
+    );
+  });
+
+  it("is honoured as issued", async () => {
+    const cursor = await issuedCursor(list());
+    const next = await call(`${list()}&cursor=${cursor}`, { headers: credentialHeaders(tenant.read) });
+    expect(next.status).toBe(200);
+    expect(next.body).toHaveLength(1);
+  });
+
+  it("with its offset edited is a 400 (the MAC no longer matches), not a query", async () => {
+    const issued = await issuedCursor(list());
+    const payload = JSON.parse(cursorText(issued)) as { o: number; q: string };
+    const edited = btoa(JSON.stringify({ ...payload, o: 0 })).replace(/=+$/, "");
+    await expectRefused(`${list()}&cursor=${edited}.${issued.split(".")[1]}`, "cursor");
+    await expectRefused(`${list()}&cursor=${btoa(JSON.stringify(payload)).replace(/=+$/, "")}`, "cursor");
+  });
+
+  it("signed with the right key but an offset past the safe integers is a 400, not a bigint parse", async () => {
+    const issued = await issuedCursor(list());
+    const payload = JSON.parse(cursorText(issued)) as { o: number; q: string };
+    const cursor = await signedCursor("offset", `{"o":1e21,"q":"${payload.q}"}`);
+    await expectRefused(`${list()}&cursor=${cursor}`, "cursor");
+  });
+
+  it("signed with another key is a 400", async () => {
+    const issued = await issuedCursor(list());
+    const cursor = await signedCursor("offset", cursorText(issued), "another deployment's secret");
+    await expectRefused(`${list()}&cursor=${cursor}`, "cursor");
   });
 });
 

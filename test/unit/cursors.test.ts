@@ -1,6 +1,7 @@
-import { createHash } from "node:crypto";
+import { createHash, createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import {
+  cursorSecret,
   decodeEventCursor,
   decodeOffsetCursor,
   encodeEventCursor,
@@ -9,57 +10,101 @@ import {
 } from "../../src/lib/cursors";
 import { ApiError } from "../../src/lib/errors";
 
-// Expected cursor texts are built here with Node's Buffer and hashes with node:crypto, never by the
+// Expected cursor texts are built here with Node's Buffer and MACs with node:crypto, never by the
 // code under test.
 
 const ID = "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b";
 const MS = 1_763_719_062_123; // 2026-11-21T09:57:42.123Z
+const SECRET = "test-cursor-secret";
+const OTHER_SECRET = "another-deployment";
 const base64url = (text: string) => Buffer.from(text, "utf8").toString("base64url");
+const macOf = (kind: string, text: string, secret = SECRET) =>
+  createHmac("sha256", secret)
+    .update(`${kind}\n${text}`, "utf8")
+    .digest()
+    .subarray(0, 16)
+    .toString("base64url");
+/** A cursor as this API signs it: base64url of the text, a dot, the truncated HMAC. */
+const signed = (kind: "event" | "offset", text: string, secret = SECRET) =>
+  `${base64url(text)}.${macOf(kind, text, secret)}`;
+const eventCursor = (text: string) => signed("event", text);
+const offsetCursor = (text: string) => signed("offset", text);
 
 // The first and last milliseconds of years 1 and 9999, checked against Date below.
 const YEAR_1_START = -62_135_596_800_000;
 const YEAR_9999_END = 253_402_300_799_999;
 
+describe("the cursor secret", () => {
+  it("is CURSOR_SECRET when set, else derived from DATABASE_URL, never the bare connection string", () => {
+    expect(cursorSecret({ CURSOR_SECRET: "s3cret", DATABASE_URL: "postgres://a" })).toBe("s3cret");
+    const derived = cursorSecret({ DATABASE_URL: "postgres://a" });
+    expect(derived).not.toBe("postgres://a");
+    expect(derived).toContain("postgres://a");
+    expect(cursorSecret({ CURSOR_SECRET: "", DATABASE_URL: "postgres://a" })).toBe(derived);
+    expect(cursorSecret({ DATABASE_URL: "postgres://b" })).not.toBe(derived);
+  });
+});
+
 describe("event cursors", () => {
-  it("are the unpadded base64url of v1:<ms>:<id>", () => {
+  it("are base64url of v1:<ms>:<id>, a dot and the first 16 bytes of HMAC-SHA-256 over `event` and the text", async () => {
     const text = `v1:${MS}:${ID}`;
-    // 53 bytes: standard base64 would end in one `=`.
-    expect(Buffer.from(text).toString("base64").endsWith("=")).toBe(true);
-    const cursor = encodeEventCursor({ createdAt: MS, id: ID });
-    expect(cursor).toBe(base64url(text));
-    expect(cursor).not.toContain("=");
-    expect(cursor).toMatch(/^[A-Za-z0-9_-]+$/);
+    const cursor = await encodeEventCursor(SECRET, { createdAt: MS, id: ID });
+    expect(cursor).toBe(`${base64url(text)}.${macOf("event", text)}`);
+    expect(cursor).toMatch(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{22}$/);
   });
 
-  it("write the id in lower case", () => {
-    expect(encodeEventCursor({ createdAt: MS, id: ID.toUpperCase() })).toBe(base64url(`v1:${MS}:${ID}`));
+  it("write the id in lower case", async () => {
+    expect(await encodeEventCursor(SECRET, { createdAt: MS, id: ID.toUpperCase() })).toBe(
+      eventCursor(`v1:${MS}:${ID}`),
+    );
   });
 
-  it("round-trip their position", () => {
-    expect(decodeEventCursor(encodeEventCursor({ createdAt: MS, id: ID }))).toEqual({
-      createdAt: MS,
+  it("round-trip their position", async () => {
+    for (const createdAt of [MS, 0, -1_000]) {
+      for (const id of [ID, ID.toUpperCase()]) {
+        const cursor = await encodeEventCursor(SECRET, { createdAt, id });
+        expect(await decodeEventCursor(SECRET, cursor)).toEqual({ createdAt, id: ID });
+      }
+    }
+  });
+
+  it("decode a text signed outside the code under test in the same layout", async () => {
+    expect(await decodeEventCursor(SECRET, eventCursor(`v1:1234567:${ID}`))).toEqual({
+      createdAt: 1_234_567,
       id: ID,
     });
-    expect(decodeEventCursor(encodeEventCursor({ createdAt: MS, id: ID.toUpperCase() }))).toEqual({
-      createdAt: MS,
-      id: ID,
-    });
-    expect(decodeEventCursor(encodeEventCursor({ createdAt: 0, id: ID }))).toEqual({ createdAt: 0, id: ID });
-    expect(decodeEventCursor(encodeEventCursor({ createdAt: -1_000, id: ID }))).toEqual({
-      createdAt: -1_000,
-      id: ID,
-    });
   });
 
-  it("decode a text written by hand in the same layout", () => {
-    expect(decodeEventCursor(base64url(`v1:1234567:${ID}`))).toEqual({ createdAt: 1_234_567, id: ID });
+  it("are refused when forged, edited, signed with another secret or unsigned", async () => {
+    const text = `v1:${MS}:${ID}`;
+    const cursor = eventCursor(text);
+    expect(await decodeEventCursor(SECRET, cursor)).toBeDefined();
+    // The old unsigned layout and the text alone.
+    expect(await decodeEventCursor(SECRET, base64url(text))).toBeUndefined();
+    // Another deployment's secret, the offset kind's MAC over the same text.
+    expect(await decodeEventCursor(SECRET, signed("event", text, OTHER_SECRET))).toBeUndefined();
+    expect(await decodeEventCursor(SECRET, signed("offset", text))).toBeUndefined();
+    // A position moved with the MAC kept.
+    const moved = `${base64url(`v1:${MS + 1}:${ID}`)}.${cursor.split(".")[1]}`;
+    expect(await decodeEventCursor(SECRET, moved)).toBeUndefined();
+    // One MAC character changed.
+    const mac = cursor.split(".")[1] ?? "";
+    const flipped = `${cursor.split(".")[0]}.${mac[0] === "A" ? "B" : "A"}${mac.slice(1)}`;
+    expect(await decodeEventCursor(SECRET, flipped)).toBeUndefined();
+    // The full 32-byte MAC and a shorter one.
+    const full = createHmac("sha256", SECRET).update(`event\n${text}`).digest("base64url");
+    expect(await decodeEventCursor(SECRET, `${base64url(text)}.${full}`)).toBeUndefined();
+    expect(await decodeEventCursor(SECRET, cursor.slice(0, -1))).toBeUndefined();
   });
 
-  it("accept the first millisecond of year 1 and the last of year 9999, nothing outside", () => {
+  it("accept the first millisecond of year 1 and the last of year 9999, nothing outside", async () => {
     expect(new Date(YEAR_1_START).toISOString()).toBe("0001-01-01T00:00:00.000Z");
     expect(new Date(YEAR_9999_END).toISOString()).toBe("9999-12-31T23:59:59.999Z");
     for (const createdAt of [YEAR_1_START, YEAR_9999_END]) {
-      expect(decodeEventCursor(base64url(`v1:${createdAt}:${ID}`))).toEqual({ createdAt, id: ID });
+      expect(await decodeEventCursor(SECRET, eventCursor(`v1:${createdAt}:${ID}`))).toEqual({
+        createdAt,
+        id: ID,
+      });
     }
     for (const createdAt of [
       YEAR_1_START - 1,
@@ -67,10 +112,11 @@ describe("event cursors", () => {
       9_000_000_000_000_000,
       -9_000_000_000_000_000,
     ]) {
-      expect(decodeEventCursor(base64url(`v1:${createdAt}:${ID}`))).toBeUndefined();
+      expect(await decodeEventCursor(SECRET, eventCursor(`v1:${createdAt}:${ID}`))).toBeUndefined();
     }
     // What the encoder writes for an out-of-range position does not decode either.
-    expect(decodeEventCursor(encodeEventCursor({ createdAt: YEAR_9999_END + 1, id: ID }))).toBeUndefined();
+    const beyond = await encodeEventCursor(SECRET, { createdAt: YEAR_9999_END + 1, id: ID });
+    expect(await decodeEventCursor(SECRET, beyond)).toBeUndefined();
   });
 
   it.each([
@@ -80,8 +126,8 @@ describe("event cursors", () => {
     ["a plus sign", `v1:+5:${ID}`],
     ["17 digits", `v1:10000000000000000:${ID}`],
     ["spaces", `v1: 5:${ID}`],
-  ])("reject a timestamp with %s", (_, text) => {
-    expect(decodeEventCursor(base64url(text))).toBeUndefined();
+  ])("reject a signed timestamp with %s", async (_, text) => {
+    expect(await decodeEventCursor(SECRET, eventCursor(text))).toBeUndefined();
   });
 
   it.each([
@@ -97,45 +143,49 @@ describe("event cursors", () => {
     ["a trailing newline", `v1:${MS}:${ID}\n`],
     ["a missing id", `v1:${MS}`],
     ["JSON", JSON.stringify({ createdAt: MS, id: ID })],
-  ])("reject a decoded text with %s", (_, text) => {
-    expect(decodeEventCursor(base64url(text))).toBeUndefined();
+    ["non-ASCII text", `v1:${MS}:${ID}é`],
+  ])("reject a signed text with %s", async (_, text) => {
+    expect(await decodeEventCursor(SECRET, eventCursor(text))).toBeUndefined();
   });
 
-  it("reject characters outside the base64url alphabet and padding", () => {
-    const cursor = encodeEventCursor({ createdAt: MS, id: ID });
-    expect(decodeEventCursor(cursor)).toBeDefined();
-    // The same bytes in standard, padded base64 (valid for atob, not for the cursor).
-    expect(decodeEventCursor(Buffer.from(`v1:${MS}:${ID}`).toString("base64"))).toBeUndefined();
-    expect(decodeEventCursor(`${cursor}=`)).toBeUndefined();
-    expect(decodeEventCursor(`${cursor}==`)).toBeUndefined();
-    expect(decodeEventCursor(`+${cursor.slice(1)}`)).toBeUndefined();
-    expect(decodeEventCursor(`/${cursor.slice(1)}`)).toBeUndefined();
-    expect(decodeEventCursor(`${cursor} `)).toBeUndefined();
-    expect(decodeEventCursor(` ${cursor}`)).toBeUndefined();
-    expect(decodeEventCursor(`${cursor.slice(0, 10)}.${cursor.slice(10)}`)).toBeUndefined();
+  it("reject characters outside the base64url alphabet and padding", async () => {
+    const cursor = eventCursor(`v1:${MS}:${ID}`);
+    const [text = "", mac = ""] = cursor.split(".");
+    expect(await decodeEventCursor(SECRET, cursor)).toBeDefined();
+    for (const variant of [
+      `${Buffer.from(`v1:${MS}:${ID}`).toString("base64")}.${mac}`,
+      `${text}=.${mac}`,
+      `${text}.${mac}=`,
+      `+${text.slice(1)}.${mac}`,
+      `/${text.slice(1)}.${mac}`,
+      `${cursor} `,
+      ` ${cursor}`,
+      `${text}..${mac}`,
+      `${text}.${mac}.${mac}`,
+    ]) {
+      expect(await decodeEventCursor(SECRET, variant)).toBeUndefined();
+    }
   });
 
-  it("reject empty text and text that is not base64 at all", () => {
-    expect(decodeEventCursor("")).toBeUndefined();
-    // One character more than a multiple of four never decodes.
-    expect(decodeEventCursor("abcde")).toBeUndefined();
-    expect(decodeEventCursor("not-a-cursor")).toBeUndefined();
-    expect(decodeEventCursor(encodeEventCursor({ createdAt: MS, id: ID }).slice(0, -4))).toBeUndefined();
+  it("reject empty text and text that is not a cursor at all", async () => {
+    for (const text of ["", ".", "abcde", "not-a-cursor", `.${"A".repeat(22)}`]) {
+      expect(await decodeEventCursor(SECRET, text)).toBeUndefined();
+    }
   });
 });
 
-/** The error `run` throws; fails the test when it throws none. */
-function thrownBy(run: () => unknown): unknown {
+/** The error `run` rejects with; fails the test when it settles without one. */
+async function thrownBy(run: () => Promise<unknown>): Promise<unknown> {
   try {
-    run();
+    await run();
   } catch (error) {
     return error;
   }
   throw new Error("expected the call to throw");
 }
 
-function expectCursorRejected(run: () => unknown): void {
-  const error = thrownBy(run);
+async function expectCursorRejected(run: () => Promise<unknown>): Promise<void> {
+  const error = await thrownBy(run);
   expect(error).toBeInstanceOf(ApiError);
   expect(error).toMatchObject({ status: 400, code: "VALIDATION_FAILED" });
   expect((error as ApiError).errors[0]?.path).toBe("cursor");
@@ -145,32 +195,46 @@ function expectCursorRejected(run: () => unknown): void {
 describe("offset cursors", () => {
   const fingerprint = "0123456789abcdef";
   const other = "fedcba9876543210";
+  const decode = (cursor: string | undefined, print = fingerprint) =>
+    decodeOffsetCursor(SECRET, cursor, print);
 
-  it("are the unpadded base64url of {o, q}", () => {
-    expect(encodeOffsetCursor(40, fingerprint)).toBe(base64url(`{"o":40,"q":"${fingerprint}"}`));
+  it("are base64url of {o, q}, a dot and the MAC over `offset` and the text", async () => {
+    const text = `{"o":40,"q":"${fingerprint}"}`;
+    expect(await encodeOffsetCursor(SECRET, 40, fingerprint)).toBe(
+      `${base64url(text)}.${macOf("offset", text)}`,
+    );
   });
 
-  it("round-trip the offset under the same fingerprint", () => {
+  it("round-trip the offset under the same fingerprint", async () => {
     for (const offset of [0, 1, 40, 1_000_000]) {
-      expect(decodeOffsetCursor(encodeOffsetCursor(offset, fingerprint), fingerprint)).toBe(offset);
+      expect(await decode(await encodeOffsetCursor(SECRET, offset, fingerprint))).toBe(offset);
     }
-    expect(decodeOffsetCursor(base64url(`{"q":"${fingerprint}","o":25}`), fingerprint)).toBe(25);
+    expect(await decode(offsetCursor(`{"q":"${fingerprint}","o":25}`))).toBe(25);
   });
 
-  it("give 0 without a cursor", () => {
-    expect(decodeOffsetCursor(undefined, fingerprint)).toBe(0);
-    expect(decodeOffsetCursor(undefined, "")).toBe(0);
+  it("give 0 without a cursor", async () => {
+    expect(await decode(undefined)).toBe(0);
+    expect(await decode(undefined, "")).toBe(0);
   });
 
-  it("are a 400 at `cursor` against another query", () => {
-    const cursor = encodeOffsetCursor(40, fingerprint);
-    expectCursorRejected(() => decodeOffsetCursor(cursor, other));
-    expectCursorRejected(() => decodeOffsetCursor(cursor, fingerprint.toUpperCase()));
-    expectCursorRejected(() => decodeOffsetCursor(base64url('{"o":40}'), fingerprint));
+  it("are a 400 at `cursor` against another query", async () => {
+    const cursor = await encodeOffsetCursor(SECRET, 40, fingerprint);
+    await expectCursorRejected(() => decode(cursor, other));
+    await expectCursorRejected(() => decode(cursor, fingerprint.toUpperCase()));
+    await expectCursorRejected(() => decode(offsetCursor('{"o":40}')));
   });
 
-  it("say to start again without the cursor", () => {
-    const error = thrownBy(() => decodeOffsetCursor(encodeOffsetCursor(1, fingerprint), other));
+  it("are a 400 at `cursor` when forged: unsigned, another secret, an edited offset, the event kind", async () => {
+    const text = `{"o":40,"q":"${fingerprint}"}`;
+    await expectCursorRejected(() => decode(base64url(text)));
+    await expectCursorRejected(() => decode(signed("offset", text, OTHER_SECRET)));
+    await expectCursorRejected(() => decode(signed("event", text)));
+    const mac = offsetCursor(text).split(".")[1];
+    await expectCursorRejected(() => decode(`${base64url(`{"o":4000,"q":"${fingerprint}"}`)}.${mac}`));
+  });
+
+  it("say to start again without the cursor", async () => {
+    const error = await thrownBy(async () => decode(await encodeOffsetCursor(SECRET, 1, fingerprint), other));
     expect((error as ApiError).errors[0]?.message).toBe(
       "cursor is not valid for this query; start again without it",
     );
@@ -188,20 +252,22 @@ describe("offset cursors", () => {
     ["an array", `[5,"${fingerprint}"]`],
     ["a bare number", "5"],
     ["text that is not JSON", "not json"],
-  ])("are a 400 at `cursor` with %s", (_, text) => {
-    expectCursorRejected(() => decodeOffsetCursor(base64url(text), fingerprint));
+  ])("are a 400 at `cursor` with %s, even when signed", async (_, text) => {
+    await expectCursorRejected(() => decode(offsetCursor(text)));
   });
 
-  it("are a 400 at `cursor` for garbage and empty text", () => {
-    expectCursorRejected(() => decodeOffsetCursor("", fingerprint));
-    expectCursorRejected(() => decodeOffsetCursor("!!!", fingerprint));
-    expectCursorRejected(() => decodeOffsetCursor("abcde", fingerprint));
-    expectCursorRejected(() => decodeOffsetCursor(encodeEventCursor({ createdAt: MS, id: ID }), fingerprint));
+  it("are a 400 at `cursor` for garbage and empty text", async () => {
+    await expectCursorRejected(() => decode(""));
+    await expectCursorRejected(() => decode("!!!"));
+    await expectCursorRejected(() => decode("abcde"));
+    await expectCursorRejected(async () =>
+      decode(await encodeEventCursor(SECRET, { createdAt: MS, id: ID })),
+    );
   });
 
-  it("refuse what the encoder writes for a negative or fractional offset", () => {
-    expectCursorRejected(() => decodeOffsetCursor(encodeOffsetCursor(-10, fingerprint), fingerprint));
-    expectCursorRejected(() => decodeOffsetCursor(encodeOffsetCursor(2.5, fingerprint), fingerprint));
+  it("refuse what the encoder writes for a negative or fractional offset", async () => {
+    await expectCursorRejected(async () => decode(await encodeOffsetCursor(SECRET, -10, fingerprint)));
+    await expectCursorRejected(async () => decode(await encodeOffsetCursor(SECRET, 2.5, fingerprint)));
   });
 });
 
@@ -228,8 +294,9 @@ describe("query fingerprints", () => {
   it("bind offset cursors to their query", async () => {
     const first = await queryFingerprint({ projectId: "p1", limit: 10 });
     const second = await queryFingerprint({ projectId: "p1", limit: 20 });
-    const cursor = encodeOffsetCursor(10, first);
-    expect(decodeOffsetCursor(cursor, await queryFingerprint({ projectId: "p1", limit: 10 }))).toBe(10);
-    expectCursorRejected(() => decodeOffsetCursor(cursor, second));
+    const cursor = await encodeOffsetCursor(SECRET, 10, first);
+    const again = await queryFingerprint({ projectId: "p1", limit: 10 });
+    expect(await decodeOffsetCursor(SECRET, cursor, again)).toBe(10);
+    await expectCursorRejected(() => decodeOffsetCursor(SECRET, cursor, second));
   });
 });

@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import * as v from "valibot";
 import type { AppEnv } from "../../env";
-import { decodeOffsetCursor, encodeOffsetCursor, queryFingerprint } from "../../lib/cursors";
+import { cursorSecret, decodeOffsetCursor, encodeOffsetCursor, queryFingerprint } from "../../lib/cursors";
 import { nextPageHeaders } from "../../lib/paging";
 import { cacheKey, freshnessFor, readThrough } from "../../middleware/cache";
 import { useDatabase } from "../../middleware/database";
@@ -27,7 +27,8 @@ export async function answerList<Row>(
   const scope = resolveInsightsScope(c, query, { autoInterval: false });
   const project = c.get("project");
   const fingerprint = await queryFingerprint({ route, project: project.id, ...scope.fingerprint });
-  const offset = decodeOffsetCursor(query.cursor, fingerprint);
+  const secret = cursorSecret(c.env);
+  const offset = await decodeOffsetCursor(secret, query.cursor, fingerprint);
   const page = { offset, limit: query.limit };
   const key = await cacheKey(project.id, route, { ...scope.fingerprint, page });
   const answer = await readThrough(c, key, freshnessFor(scope.range), async () => {
@@ -46,7 +47,9 @@ export async function answerList<Row>(
     );
     return { rows: rows.slice(0, page.limit), hasMore: rows.length > page.limit };
   });
-  const next = answer.value.hasMore ? encodeOffsetCursor(offset + page.limit, fingerprint) : undefined;
+  const next = answer.value.hasMore
+    ? await encodeOffsetCursor(secret, offset + page.limit, fingerprint)
+    : undefined;
   return sendJson(c, {
     body: answer.value.rows,
     freshFor: answer.freshFor,

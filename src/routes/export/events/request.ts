@@ -34,6 +34,7 @@ export async function resolveStart(
   db: Database,
   query: EventsQueryOutput,
   projectId: string,
+  cursorSecret: string,
 ): Promise<StartingPoint> {
   const cursor = given(query.cursor);
   const after = given(query.after)?.trim().toLowerCase();
@@ -51,7 +52,7 @@ export async function resolveStart(
     });
   }
   if (cursor !== undefined) {
-    const position = decodeEventCursor(cursor);
+    const position = await decodeEventCursor(cursorSecret, cursor);
     if (!position) {
       throw ApiError.invalid("cursor", "cursor is not one this API issued; start again without it");
     }

@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import type { AppEnv } from "../../../env";
+import { cursorSecret } from "../../../lib/cursors";
 import { negotiateExportFormat } from "../../../lib/export-format";
 import { useDatabase } from "../../../middleware/database";
 import { validate } from "../../../middleware/validate";
@@ -54,7 +55,7 @@ with an error document): resume with \`after=<id of the last complete record>\`.
       query,
       scope,
       includes: new Set((query.includes ?? []).filter(isEventInclude)),
-      start: await resolveStart(db, query, projectId),
+      start: await resolveStart(db, query, projectId, cursorSecret(c.env)),
     };
     await assertValidRegexes(db, scope.filters);
     return format === "json" ? answerPage(c, request) : answerStream(c, format, request);

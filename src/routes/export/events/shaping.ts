@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../../../env";
-import { encodeEventCursor } from "../../../lib/cursors";
+import { cursorSecret, encodeEventCursor } from "../../../lib/cursors";
 import { ApiError, classifyDatabaseError } from "../../../lib/errors";
 import {
   attachmentFilename,
@@ -49,7 +49,7 @@ export async function answerPage(c: Context<AppEnv>, request: ExportRequest): Pr
   const data = rows.slice(0, query.limit);
   const last = data.at(-1);
   const hasMore = rows.length > query.limit;
-  const next = hasMore && last ? encodeEventCursor(eventPosition(last)) : null;
+  const next = hasMore && last ? await encodeEventCursor(cursorSecret(c.env), eventPosition(last)) : null;
   const totals = counts && {
     totalCount: counts.total,
     pages: Math.ceil(counts.total / query.limit),
@@ -131,7 +131,7 @@ export async function answerStream(
     onError(error) {
       logFailure("error", { event: "export_stream_failed", requestId }, error);
     },
-    failure(error) {
+    async failure(error) {
       const cause = classifyDatabaseError(error) ?? ApiError.internal();
       return streamFailureText(format, {
         code: cause.code,
@@ -139,7 +139,7 @@ export async function answerStream(
         message: `The export failed before its end: ${cause.message} Resume with after (or cursor) to get the rest.`,
         requestId,
         after: lastSent?.id ?? null,
-        cursor: lastSent ? encodeEventCursor(lastSent) : null,
+        cursor: lastSent ? await encodeEventCursor(cursorSecret(c.env), lastSent) : null,
       });
     },
   });
