@@ -62,6 +62,16 @@ const unknownProjects = new IsolateCache<true>(10_000);
  */
 const rejectedCredentials = new IsolateCache<true>(10_000);
 
+/**
+ * Client ids verified in this isolate in the last 10 minutes, whatever the secret: the rate
+ * limiter counts a request naming one before its credentials are checked (middleware/rate-limit.ts).
+ */
+const recentlyVerifiedIds = new IsolateCache<true>(600_000);
+
+export function isRecentlyVerifiedClient(id: string): boolean {
+  return recentlyVerifiedIds.get(id) === true;
+}
+
 async function verifyCredentials(c: Context<AppEnv>, credentials: Credentials): Promise<ClientRecord> {
   const key = await sha256Hex(`${credentials.id}\n${credentials.secret}`);
   const cached = verifiedClients.get(key);
@@ -74,6 +84,7 @@ async function verifyCredentials(c: Context<AppEnv>, credentials: Credentials): 
     throw unauthenticated();
   }
   verifiedClients.set(key, found);
+  recentlyVerifiedIds.set(found.id, true);
   return found;
 }
 

@@ -1,8 +1,9 @@
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import type { RateLimitDecision } from "../durable-objects/client-rate-limiter";
 import type { AppEnv } from "../env";
 import { ApiError } from "../lib/errors";
 import { logFailure } from "../lib/failure-log";
+import { authenticate, isRecentlyVerifiedClient, readCredentials } from "./auth";
 
 const WINDOW_MS = 10_000;
 
@@ -27,15 +28,16 @@ async function decide(
 }
 
 /**
- * Per authenticated client: RATE_LIMIT_PER_10S requests per 10 s (0 turns it off). Keyed on the
- * verified client id, never on a header the caller controls. Every authenticated response
- * carries the RateLimit-* headers; the request over the limit gets 429 with Retry-After.
+ * Counts one request against a client's budget: a 429 with Retry-After past it, else the
+ * RateLimit-* headers for the answer (none when the limiter is unreachable).
  */
-export const rateLimit: MiddlewareHandler<AppEnv> = async (c, next) => {
-  const limit = configuredLimit(c.env.RATE_LIMIT_PER_10S);
-  if (limit === 0) return next();
-  const decision = await decide(c.env, c.get("client").id, limit);
-  if (!decision) return next();
+async function countRequest(
+  c: Context<AppEnv>,
+  clientId: string,
+  limit: number,
+): Promise<Record<string, string>> {
+  const decision = await decide(c.env, clientId, limit);
+  if (!decision) return {};
   const headers = {
     "RateLimit-Limit": String(decision.limit),
     "RateLimit-Remaining": String(decision.remaining),
@@ -48,6 +50,28 @@ export const rateLimit: MiddlewareHandler<AppEnv> = async (c, next) => {
       headers: { ...headers, "Retry-After": String(decision.resetSeconds) },
     });
   }
-  await next();
-  for (const [name, value] of Object.entries(headers)) c.res.headers.set(name, value);
+  return headers;
+}
+
+/**
+ * Per client: RATE_LIMIT_PER_10S requests per 10 s (0 turns it off), counted in one Durable
+ * Object per client id whichever isolate serves the request.
+ *
+ * When the client id the request names was verified in this isolate lately, the request is
+ * counted before its credentials are checked, so a burst past the budget is refused without any
+ * database work. Otherwise it is counted once authentication has verified the id; a header the
+ * caller controls is never counted unless it names a real client. Every counted response carries
+ * the RateLimit-* headers; the request over the limit gets 429 with Retry-After.
+ */
+export const admitClient: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const limit = configuredLimit(c.env.RATE_LIMIT_PER_10S);
+  if (limit === 0) return authenticate(c, next);
+  const claimed = readCredentials(c.req.raw.headers)?.id.toLowerCase();
+  let headers =
+    claimed && isRecentlyVerifiedClient(claimed) ? await countRequest(c, claimed, limit) : undefined;
+  await authenticate(c, async () => {
+    headers ??= await countRequest(c, c.get("client").id, limit);
+    await next();
+  });
+  for (const [name, value] of Object.entries(headers ?? {})) c.res.headers.set(name, value);
 };

@@ -180,6 +180,42 @@ describe("rate limiting", () => {
     expect((await hit(path, other, "3")).status).toBe(200);
   });
 
+  it("counts a client verified in this isolate before its secret is checked: past the budget, no verification", async () => {
+    const client = await createClient(database.db, {
+      type: "read",
+      organizationId: tenant.organizationId,
+      projectId: tenant.projectId,
+    });
+    const path = `/insights/${tenant.projectId}/live`;
+    expect((await hit(path, client, "2")).status).toBe(200);
+    // The id is known here now: a wrong secret is counted first (1 left, then none) ...
+    const wrong = { ...client, secret: `${client.secret}x` };
+    expect((await hit(path, wrong, "2")).status).toBe(401);
+    const limited = await hit(path, wrong, "2");
+    // ... so past the budget it is refused before any credential check, where a 401 would need one.
+    expect(limited.status).toBe(429);
+    expect(JSON.parse(limited.text).code).toBe("RATE_LIMITED");
+    expect((await hit(path, client, "2")).status).toBe(429);
+  });
+
+  it("never counts an id that was not verified: wrong secrets for a new client spend none of its budget", async () => {
+    const client = await createClient(database.db, {
+      type: "read",
+      organizationId: tenant.organizationId,
+      projectId: tenant.projectId,
+    });
+    const path = `/insights/${tenant.projectId}/live`;
+    const wrong = { ...client, secret: `${client.secret}x` };
+    for (let i = 0; i < 4; i++) {
+      const response = await hit(path, wrong, "2");
+      expect(response.status).toBe(401);
+      expect(response.headers.get("ratelimit-limit")).toBeNull();
+    }
+    const first = await hit(path, client, "2");
+    expect(first.status).toBe(200);
+    expect(first.headers.get("ratelimit-remaining")).toBe("1");
+  });
+
   it("is off with RATE_LIMIT_PER_10S=0: no 429 and no RateLimit headers", async () => {
     const client = await createClient(database.db, {
       type: "read",

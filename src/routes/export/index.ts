@@ -1,8 +1,8 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../lib/errors";
-import { authenticate, authorizeProject } from "../../middleware/auth";
-import { rateLimit } from "../../middleware/rate-limit";
+import { authorizeProject } from "../../middleware/auth";
+import { admitClient } from "../../middleware/rate-limit";
 import { charts } from "./charts/route";
 import { events } from "./events/route";
 
@@ -11,7 +11,7 @@ import { events } from "./events/route";
  * and gets its own project; a root client reads many projects, so it must say which.
  */
 export const exportRoutes = new Hono<AppEnv>()
-  .use("*", authenticate, rateLimit, async (c, next) => {
+  .use("*", admitClient, async (c, next) => {
     const client = c.get("client");
     const requested = c.req.query("projectId") ?? c.req.query("project_id");
     if (requested === undefined || requested === "") {

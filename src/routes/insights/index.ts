@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../../env";
-import { authenticate, authorizeProject } from "../../middleware/auth";
-import { rateLimit } from "../../middleware/rate-limit";
+import { authorizeProject } from "../../middleware/auth";
+import { admitClient } from "../../middleware/rate-limit";
 import { breakdown } from "./breakdown";
 import { live } from "./live";
 import { metrics } from "./metrics";
@@ -9,7 +9,7 @@ import { pages } from "./pages";
 
 /** `/insights/{projectId}/…`: every route reads one project the client may read. */
 export const insights = new Hono<AppEnv>()
-  .use("/:projectId/*", authenticate, rateLimit, async (c, next) => {
+  .use("/:projectId/*", admitClient, async (c, next) => {
     await authorizeProject(c, c.req.param("projectId") ?? "");
     await next();
   })
