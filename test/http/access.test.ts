@@ -150,12 +150,16 @@ describe("rate limiting", () => {
     return { status: response.status, headers: response.headers, text };
   }
 
-  it("counts per authenticated client, announces the budget and answers 429 with Retry-After", async () => {
-    const client = await createClient(database.db, {
+  /** A read client of the tenant's project that no other test uses. */
+  const ownClient = () =>
+    createClient(database.db, {
       type: "read",
       organizationId: tenant.organizationId,
       projectId: tenant.projectId,
     });
+
+  it("counts per authenticated client, announces the budget and answers 429 with Retry-After", async () => {
+    const client = await ownClient();
     const path = `/insights/${tenant.projectId}/live`;
     const responses = [];
     for (let i = 0; i < 4; i++) responses.push(await hit(path, client, "3"));
@@ -172,20 +176,12 @@ describe("rate limiting", () => {
     expect(Number(limited?.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
 
     // Another client of the same project has its own budget.
-    const other = await createClient(database.db, {
-      type: "read",
-      organizationId: tenant.organizationId,
-      projectId: tenant.projectId,
-    });
+    const other = await ownClient();
     expect((await hit(path, other, "3")).status).toBe(200);
   });
 
   it("counts a client verified in this isolate before its secret is checked: past the budget, no verification", async () => {
-    const client = await createClient(database.db, {
-      type: "read",
-      organizationId: tenant.organizationId,
-      projectId: tenant.projectId,
-    });
+    const client = await ownClient();
     const path = `/insights/${tenant.projectId}/live`;
     expect((await hit(path, client, "2")).status).toBe(200);
     // The id is known here now: a wrong secret is counted first (1 left, then none) ...
@@ -199,11 +195,7 @@ describe("rate limiting", () => {
   });
 
   it("never counts an id that was not verified: wrong secrets for a new client spend none of its budget", async () => {
-    const client = await createClient(database.db, {
-      type: "read",
-      organizationId: tenant.organizationId,
-      projectId: tenant.projectId,
-    });
+    const client = await ownClient();
     const path = `/insights/${tenant.projectId}/live`;
     const wrong = { ...client, secret: `${client.secret}x` };
     for (let i = 0; i < 4; i++) {
@@ -217,11 +209,7 @@ describe("rate limiting", () => {
   });
 
   it("is off with RATE_LIMIT_PER_10S=0: no 429 and no RateLimit headers", async () => {
-    const client = await createClient(database.db, {
-      type: "read",
-      organizationId: tenant.organizationId,
-      projectId: tenant.projectId,
-    });
+    const client = await ownClient();
     for (let i = 0; i < 5; i++) {
       const response = await hit(`/insights/${tenant.projectId}/live`, client, "0");
       expect(response.status).toBe(200);
