@@ -51,7 +51,12 @@ async function tail(file: string, lines: number): Promise<string> {
   return text.trimEnd().split("\n").slice(-lines).join("\n");
 }
 
-export async function startBenchServer(databaseUrl: string, logFile: string): Promise<BenchServer> {
+/** `overrides` replace the Worker vars set here (a soak turns the rate limiter back on). */
+export async function startBenchServer(
+  databaseUrl: string,
+  logFile: string,
+  overrides: Record<string, string> = {},
+): Promise<BenchServer> {
   const relay: Relay = await startRelay(0);
   const state = await mkdtemp(path.join(os.tmpdir(), "edge-bench-state-"));
   const port = await freePort();
@@ -63,6 +68,7 @@ export async function startBenchServer(databaseUrl: string, logFile: string): Pr
     // Thousands of requests from one client: the limiter would answer most of them with 429.
     RATE_LIMIT_PER_10S: "0",
     CURSOR_SECRET: cursorSecret,
+    ...overrides,
   };
   const args = [
     "dev",
