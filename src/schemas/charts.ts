@@ -12,6 +12,12 @@ export const ComparisonSchema = v.object({
     v.nullable(v.number()),
     v.description("Signed percent change relative to |previous value|, 1 decimal; null when it is 0."),
   ),
+  diff: v.pipe(
+    v.nullable(v.number()),
+    v.description(
+      "OpenPanel's unsigned percent change: |change|, 1 decimal; null when the previous value is 0 or equals the current one. Read `state` for the direction.",
+    ),
+  ),
   state: v.pipe(
     v.picklist(["positive", "negative", "neutral"]),
     v.description("Whether the current value is above, below or equal to the previous one."),

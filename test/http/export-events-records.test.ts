@@ -11,7 +11,7 @@ import {
   parseCsv,
   ownProject as projectOf,
 } from "../support/worker/export-events";
-import { testDatabase } from "../support/worker/http";
+import { expectProblem, testDatabase } from "../support/worker/http";
 
 /**
  * GET /export/events (contract section 6): the records, their `includes` groups and CSV quoting.
@@ -196,6 +196,45 @@ describe("includes", () => {
     const data = await fetchWith(["referrer, geo", "profile", "meta,properties", "device", "geo"]);
     const all = Object.values(GROUP_KEYS).flat();
     for (const record of data) expect(Object.keys(record)).toEqual([...ALWAYS_KEYS, ...all]);
+  });
+
+  it.each([
+    // OpenPanel's clients: one field per token, repeated or comma-separated.
+    [
+      ["region", "longitude"],
+      ["region", "longitude"],
+    ],
+    [
+      "properties,device,referrerName,country",
+      ["properties", "device", "brand", "model", "osVersion", "browserVersion", "referrerName"],
+    ],
+    ["utmCampaign,latitude", ["latitude", "utmCampaign"]],
+    ["referrerType,geo", ["region", "latitude", "longitude", "referrerType"]],
+    // Fields every record has are accepted and add nothing.
+    ["id,name,createdAt,country", []],
+  ])("includes=%j by field name adds those fields, in record order", async (includes, added) => {
+    const data = await fetchWith(includes);
+    for (const record of data) expect(Object.keys(record)).toEqual([...ALWAYS_KEYS, ...added]);
+    const [known] = data;
+    for (const field of added) {
+      if (field !== "profile" && field !== "meta") expect(known).toHaveProperty(field);
+    }
+  });
+
+  it("a field name carries the same value as its group does", async () => {
+    const [byField] = await fetchWith("region,utmSource,browserVersion");
+    expect(byField).toMatchObject({ region: "Oslo", utmSource: "google", browserVersion: "17.4" });
+  });
+
+  it("an unknown token is a 400 listing the group and field names", async () => {
+    for (const includes of ["regionx", "geo,nope", "Region", "profile_id"]) {
+      const response = await exportEvents(client, { includes });
+      expectProblem(response, 400, "VALIDATION_FAILED", "includes");
+      const detail = (response.body as { detail: string }).detail;
+      expect(detail).toContain("profile, meta, properties, geo, device, referrer");
+      expect(detail).toContain("longitude");
+      expect(detail).toContain("referrerName");
+    }
   });
 
   it("the CSV header follows the includes, nested groups as JSON text", async () => {

@@ -44,6 +44,7 @@ export interface RefChartRequest {
 export interface RefComparison {
   value: number;
   change: number | null;
+  diff: number | null;
   state: "positive" | "negative" | "neutral";
 }
 
@@ -314,6 +315,11 @@ function comparison(current: number, previous: number): RefComparison {
   return {
     value: fromHundredths(previous),
     change: previous === 0 ? null : roundedDivision(1000 * (current - previous), Math.abs(previous)) / 10,
+    // OpenPanel's: |current - previous| / |previous| in percent, 1 decimal; null when equal or from 0.
+    diff:
+      previous === 0 || current === previous
+        ? null
+        : roundedDivision(1000 * Math.abs(current - previous), Math.abs(previous)) / 10,
     state: current > previous ? "positive" : current < previous ? "negative" : "neutral",
   };
 }

@@ -232,9 +232,9 @@ describe("chartBody with a previous period", () => {
 
   it("pairs each bucket with the previous period's bucket at its position", () => {
     expect(body.series[0]?.data).toStrictEqual([
-      { date: DATES[0], count: 10, previous: { value: 20, change: -50, state: "negative" } },
-      { date: DATES[1], count: 20, previous: { value: 0, change: null, state: "positive" } },
-      { date: DATES[2], count: 30, previous: { value: 30, change: 0, state: "neutral" } },
+      { date: DATES[0], count: 10, previous: { value: 20, change: -50, diff: 50, state: "negative" } },
+      { date: DATES[1], count: 20, previous: { value: 0, change: null, diff: null, state: "positive" } },
+      { date: DATES[2], count: 30, previous: { value: 30, change: 0, diff: null, state: "neutral" } },
     ]);
   });
 
@@ -246,15 +246,15 @@ describe("chartBody with a previous period", () => {
       min: 10,
       max: 30,
       previous: {
-        sum: { value: 50, change: 20, state: "positive" },
-        average: { value: 16.67, change: 20, state: "positive" },
-        min: { value: 0, change: null, state: "positive" },
-        max: { value: 30, change: 0, state: "neutral" },
+        sum: { value: 50, change: 20, diff: 20, state: "positive" },
+        average: { value: 16.67, change: 20, diff: 20, state: "positive" },
+        min: { value: 0, change: null, diff: null, state: "positive" },
+        max: { value: 30, change: 0, diff: null, state: "neutral" },
       },
     });
-    const halved = { value: 2, change: -50, state: "negative" };
+    const halved = { value: 2, change: -50, diff: 50, state: "negative" };
     expect(body.series[1]?.metrics.previous).toStrictEqual({
-      sum: { value: 6, change: -50, state: "negative" },
+      sum: { value: 6, change: -50, diff: 50, state: "negative" },
       average: halved,
       min: halved,
       max: halved,
@@ -270,10 +270,10 @@ describe("chartBody with a previous period", () => {
       min: 1,
       max: 30,
       previous: {
-        sum: { value: 56, change: 12.5, state: "positive" },
-        average: { value: 9.33, change: 12.5, state: "positive" },
-        min: { value: 0, change: null, state: "positive" },
-        max: { value: 30, change: 0, state: "neutral" },
+        sum: { value: 56, change: 12.5, diff: 12.5, state: "positive" },
+        average: { value: 9.33, change: 12.5, diff: 12.5, state: "positive" },
+        min: { value: 0, change: null, diff: null, state: "positive" },
+        max: { value: 30, change: 0, diff: null, state: "neutral" },
       },
     });
   });
@@ -290,10 +290,10 @@ describe("chartBody with a previous period", () => {
     ]);
     // current 1 1 1 0 0 3: sum 6, mean 1, min 0, max 3; previous 2 0 0 0 4 0: sum 6, mean 1, min 0, max 4.
     expect(split.metrics.previous).toStrictEqual({
-      sum: { value: 6, change: 0, state: "neutral" },
-      average: { value: 1, change: 0, state: "neutral" },
-      min: { value: 0, change: null, state: "neutral" },
-      max: { value: 4, change: -25, state: "negative" },
+      sum: { value: 6, change: 0, diff: null, state: "neutral" },
+      average: { value: 1, change: 0, diff: null, state: "neutral" },
+      min: { value: 0, change: null, diff: null, state: "neutral" },
+      max: { value: 4, change: -25, diff: 25, state: "negative" },
     });
   });
 
@@ -306,8 +306,8 @@ describe("chartBody with a previous period", () => {
       { groups: [group([], ["1", "2", "3"], ["4", "4"])], truncated: false },
     ]);
     expect(short.series[0]?.data).toStrictEqual([
-      { date: DATES[0], count: 1, previous: { value: 4, change: -75, state: "negative" } },
-      { date: DATES[1], count: 2, previous: { value: 4, change: -50, state: "negative" } },
+      { date: DATES[0], count: 1, previous: { value: 4, change: -75, diff: 75, state: "negative" } },
+      { date: DATES[1], count: 2, previous: { value: 4, change: -50, diff: 50, state: "negative" } },
       { date: DATES[2], count: 3 },
     ]);
   });
@@ -329,7 +329,7 @@ describe("chartBody with no groups", () => {
     const body = chartBody(chartRequest(["screen_view"], { previous: true }), [
       { groups: [], truncated: false },
     ]);
-    const zero = { value: 0, change: null, state: "neutral" };
+    const zero = { value: 0, change: null, diff: null, state: "neutral" };
     expect(body.metrics).toStrictEqual({
       sum: 0,
       average: 0,

@@ -71,10 +71,10 @@ describe("chartMetrics with a previous period", () => {
       min: 10,
       max: 30,
       previous: {
-        sum: { value: 60, change: 0, state: "neutral" },
-        average: { value: 20, change: 0, state: "neutral" },
-        min: { value: 20, change: -50, state: "negative" },
-        max: { value: 20, change: 50, state: "positive" },
+        sum: { value: 60, change: 0, diff: null, state: "neutral" },
+        average: { value: 20, change: 0, diff: null, state: "neutral" },
+        min: { value: 20, change: -50, diff: 50, state: "negative" },
+        max: { value: 20, change: 50, diff: 50, state: "positive" },
       },
     });
   });
@@ -82,10 +82,10 @@ describe("chartMetrics with a previous period", () => {
   it("summarizes the previous period over its own buckets when it has a different number", () => {
     // current: 6, 3, 3, 3; previous: sum 6, average 2, min 1, max 3.
     expect(chartMetrics(["3", "3"], ["1", "2", "3"]).previous).toStrictEqual({
-      sum: { value: 6, change: 0, state: "neutral" },
-      average: { value: 2, change: 50, state: "positive" },
-      min: { value: 1, change: 200, state: "positive" },
-      max: { value: 3, change: 0, state: "neutral" },
+      sum: { value: 6, change: 0, diff: null, state: "neutral" },
+      average: { value: 2, change: 50, diff: 50, state: "positive" },
+      min: { value: 1, change: 200, diff: 200, state: "positive" },
+      max: { value: 3, change: 0, diff: null, state: "neutral" },
     });
   });
 
@@ -94,21 +94,22 @@ describe("chartMetrics with a previous period", () => {
     expect(chartMetrics(["1", "1", "0"], ["1", "1"]).previous?.average).toStrictEqual({
       value: 1,
       change: -33,
+      diff: 33,
       state: "negative",
     });
   });
 
   it("gives a null change against a previous value of 0", () => {
     expect(chartMetrics(["5", "0"], ["0", "0"]).previous).toStrictEqual({
-      sum: { value: 0, change: null, state: "positive" },
-      average: { value: 0, change: null, state: "positive" },
-      min: { value: 0, change: null, state: "neutral" },
-      max: { value: 0, change: null, state: "positive" },
+      sum: { value: 0, change: null, diff: null, state: "positive" },
+      average: { value: 0, change: null, diff: null, state: "positive" },
+      min: { value: 0, change: null, diff: null, state: "neutral" },
+      max: { value: 0, change: null, diff: null, state: "positive" },
     });
   });
 
   it("compares with an empty previous period as zeros", () => {
-    const zero = { value: 0, change: null, state: "neutral" };
+    const zero = { value: 0, change: null, diff: null, state: "neutral" };
     expect(chartMetrics([], [])).toStrictEqual({
       sum: 0,
       average: 0,
@@ -123,11 +124,13 @@ describe("chartMetrics with a previous period", () => {
     expect(chartMetrics(["-5"], ["-10"]).previous?.sum).toStrictEqual({
       value: -10,
       change: 50,
+      diff: 50,
       state: "positive",
     });
     expect(chartMetrics(["-20"], ["-10"]).previous?.max).toStrictEqual({
       value: -10,
       change: -100,
+      diff: 100,
       state: "negative",
     });
   });
@@ -136,6 +139,7 @@ describe("chartMetrics with a previous period", () => {
     expect(chartMetrics(["0.1", "0.2"], ["0.3"]).previous?.sum).toStrictEqual({
       value: 0.3,
       change: 0,
+      diff: null,
       state: "neutral",
     });
   });
@@ -143,16 +147,16 @@ describe("chartMetrics with a previous period", () => {
 
 describe("comparison", () => {
   it("gives the previous value, the signed change and its direction", () => {
-    expect(comparison("12", "8")).toStrictEqual({ value: 8, change: 50, state: "positive" });
-    expect(comparison("6", "8")).toStrictEqual({ value: 8, change: -25, state: "negative" });
-    expect(comparison("8.0", "8")).toStrictEqual({ value: 8, change: 0, state: "neutral" });
-    expect(comparison("0", "0")).toStrictEqual({ value: 0, change: null, state: "neutral" });
-    expect(comparison("-1", "0")).toStrictEqual({ value: 0, change: null, state: "negative" });
+    expect(comparison("12", "8")).toStrictEqual({ value: 8, change: 50, diff: 50, state: "positive" });
+    expect(comparison("6", "8")).toStrictEqual({ value: 8, change: -25, diff: 25, state: "negative" });
+    expect(comparison("8.0", "8")).toStrictEqual({ value: 8, change: 0, diff: null, state: "neutral" });
+    expect(comparison("0", "0")).toStrictEqual({ value: 0, change: null, diff: null, state: "neutral" });
+    expect(comparison("-1", "0")).toStrictEqual({ value: 0, change: null, diff: null, state: "negative" });
   });
 
   it("states the direction exactly even when the change rounds to 0", () => {
     // +0.01 % shows as 0 but is a rise.
-    expect(comparison("1.0001", "1")).toStrictEqual({ value: 1, change: 0, state: "positive" });
-    expect(comparison("0.9999", "1")).toStrictEqual({ value: 1, change: 0, state: "negative" });
+    expect(comparison("1.0001", "1")).toStrictEqual({ value: 1, change: 0, diff: 0, state: "positive" });
+    expect(comparison("0.9999", "1")).toStrictEqual({ value: 1, change: 0, diff: 0, state: "negative" });
   });
 });

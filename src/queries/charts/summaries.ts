@@ -14,12 +14,17 @@ function summarize(values: readonly string[]): Record<"sum" | "average" | "min" 
   return { sum, average: decimalMean(sum, values.length, 2), min, max };
 }
 
-/** The previous value beside the current one: the signed change and which way it went. */
+/**
+ * The previous value beside the current one: the signed change, OpenPanel's unsigned `diff` (its
+ * clients read that one; null when the values are equal) and which way it went.
+ */
 export function comparison(current: string, previous: string): Comparison {
   const order = compareDecimals(current, previous);
+  const change = percentChange(current, previous);
   return {
     value: Number(previous),
-    change: percentChange(current, previous),
+    change,
+    diff: change === null || order === 0 ? null : Math.abs(change),
     state: order > 0 ? "positive" : order < 0 ? "negative" : "neutral",
   };
 }

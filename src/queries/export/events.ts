@@ -13,6 +13,7 @@ import { toNumber } from "../sql-helpers";
  * created_at, id)`, so every page costs the same however deep it is.
  */
 
+/** The groups of fields `includes` names (contract section 6), in record order. */
 export const EVENT_INCLUDES = ["profile", "meta", "properties", "geo", "device", "referrer"] as const;
 export type EventInclude = (typeof EVENT_INCLUDES)[number];
 
@@ -95,26 +96,62 @@ const GROUP_COLUMNS = {
   },
 };
 
-/** The event columns of a record with these groups (all but the joined profile and metadata). */
-function plainColumns(includes: ReadonlySet<EventInclude>) {
-  return {
-    ...ALWAYS,
-    ...(includes.has("properties") ? GROUP_COLUMNS.properties : {}),
-    ...(includes.has("geo") ? GROUP_COLUMNS.geo : {}),
-    ...(includes.has("device") ? GROUP_COLUMNS.device : {}),
-    ...(includes.has("referrer") ? GROUP_COLUMNS.referrer : {}),
-  };
+/** The event columns a record may add to ALWAYS, in record order (after `profile` and `meta`). */
+const OPTIONAL_COLUMNS = {
+  ...GROUP_COLUMNS.properties,
+  ...GROUP_COLUMNS.geo,
+  ...GROUP_COLUMNS.device,
+  ...GROUP_COLUMNS.referrer,
+};
+
+/** A field of an exported record that is there only when `includes` asks for it. */
+export type IncludedField = "profile" | "meta" | keyof typeof OPTIONAL_COLUMNS;
+
+/** Every included field, in record order. */
+const INCLUDED_FIELDS: readonly IncludedField[] = [
+  "profile",
+  "meta",
+  ...(Object.keys(OPTIONAL_COLUMNS) as Array<keyof typeof OPTIONAL_COLUMNS>),
+];
+
+/** Fields every record has; naming one in `includes` is accepted and adds nothing. */
+const ALWAYS_FIELDS: readonly string[] = Object.keys(ALWAYS);
+
+const fieldsOfGroup = (group: EventInclude): IncludedField[] =>
+  group === "profile" || group === "meta" ? [group] : (Object.keys(GROUP_COLUMNS[group]) as IncludedField[]);
+
+/** What `includes` accepts: the group names, then every field name of a record. */
+export const INCLUDE_TOKENS: readonly string[] = [
+  ...EVENT_INCLUDES,
+  ...new Set(
+    [...ALWAYS_FIELDS, ...INCLUDED_FIELDS].filter(
+      (field) => !(EVENT_INCLUDES as readonly string[]).includes(field),
+    ),
+  ),
+];
+
+/**
+ * The fields one `includes` token adds: a group name its group's fields (`device` is the group,
+ * whose first field is `device`), a field name that field, a field every record has none;
+ * undefined for a token that is neither.
+ */
+export function fieldsOfInclude(token: string): IncludedField[] | undefined {
+  if ((EVENT_INCLUDES as readonly string[]).includes(token)) return fieldsOfGroup(token as EventInclude);
+  if ((INCLUDED_FIELDS as readonly string[]).includes(token)) return [token as IncludedField];
+  return ALWAYS_FIELDS.includes(token) ? [] : undefined;
 }
 
-/** The keys of a record with these groups, in record order: the CSV header row. */
-export function exportedEventKeys(includes: ReadonlySet<EventInclude>): Array<keyof ExportedEvent> {
-  const keys: Array<keyof ExportedEvent> = Object.keys(ALWAYS) as Array<keyof ExportedEvent>;
-  for (const group of EVENT_INCLUDES) {
-    if (!includes.has(group)) continue;
-    if (group === "profile" || group === "meta") keys.push(group);
-    else keys.push(...(Object.keys(GROUP_COLUMNS[group]) as Array<keyof ExportedEvent>));
-  }
-  return keys;
+/** The event columns of a record with these fields (all but the joined profile and metadata). */
+function plainColumns(includes: ReadonlySet<IncludedField>) {
+  const optional = Object.entries(OPTIONAL_COLUMNS).filter(([field]) => includes.has(field as IncludedField));
+  return { ...ALWAYS, ...Object.fromEntries(optional) };
+}
+
+/** The keys of a record with these fields, in record order: the CSV header row. */
+export function exportedEventKeys(includes: ReadonlySet<IncludedField>): Array<keyof ExportedEvent> {
+  return [...ALWAYS_FIELDS, ...INCLUDED_FIELDS.filter((field) => includes.has(field))] as Array<
+    keyof ExportedEvent
+  >;
 }
 
 /** Every filter of the export, shared by the page and the count so both always agree. */
@@ -159,7 +196,7 @@ function selectPage(
   db: Database,
   selection: Record<string, SQL | SQL.Aliased | AnyPgColumn>,
   scope: EventExportScope,
-  includes: ReadonlySet<EventInclude>,
+  includes: ReadonlySet<IncludedField>,
   page: EventPageRequest,
 ) {
   let query = db.select(selection).from(events).$dynamic();
@@ -190,7 +227,7 @@ function selectPage(
 export function eventPageQuery(
   db: Database,
   scope: EventExportScope,
-  includes: ReadonlySet<EventInclude>,
+  includes: ReadonlySet<IncludedField>,
   page: EventPageRequest,
 ) {
   return selectPage(
@@ -211,7 +248,7 @@ export function eventPageQuery(
 export async function readEventPage(
   db: Database,
   scope: EventExportScope,
-  includes: ReadonlySet<EventInclude>,
+  includes: ReadonlySet<IncludedField>,
   page: EventPageRequest,
 ): Promise<ExportedEvent[]> {
   const rows: Array<Record<string, unknown>> = await eventPageQuery(db, scope, includes, page);
@@ -241,7 +278,7 @@ export interface EventLines {
 export async function readEventLines(
   db: Database,
   scope: EventExportScope,
-  includes: ReadonlySet<EventInclude>,
+  includes: ReadonlySet<IncludedField>,
   page: EventPageRequest,
 ): Promise<EventLines> {
   const plain: Record<string, SQL | AnyPgColumn> = {

@@ -6,9 +6,9 @@ import { parseDateBound, requireTimeZone } from "../../../lib/range";
 import { given } from "../../../lib/validation";
 import {
   type EventExportScope,
-  type EventInclude,
   type EventPosition,
   findEventPosition,
+  type IncludedField,
 } from "../../../queries/export/events";
 import type { EventsQueryOutput } from "./schema";
 
@@ -18,7 +18,7 @@ import type { EventsQueryOutput } from "./schema";
 export interface ExportRequest {
   query: EventsQueryOutput;
   scope: EventExportScope;
-  includes: ReadonlySet<EventInclude>;
+  includes: ReadonlySet<IncludedField>;
   start: StartingPoint;
 }
 

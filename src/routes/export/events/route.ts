@@ -9,7 +9,7 @@ import { assertValidRegexes } from "../../../queries/filter-conditions";
 import { EventPageSchema } from "../../../schemas/export-events";
 import { jsonContent, PROJECT_ROUTE_PROBLEMS, problemResponses } from "../../openapi";
 import { resolveScope, resolveStart } from "./request";
-import { EventsQuery, isEventInclude, streamContent } from "./schema";
+import { EventsQuery, streamContent } from "./schema";
 import { answerPage, answerStream } from "./shaping";
 
 export const events = new Hono<AppEnv>().get(
@@ -54,7 +54,7 @@ with an error document): resume with \`after=<id of the last complete record>\`.
     const request = {
       query,
       scope,
-      includes: new Set((query.includes ?? []).filter(isEventInclude)),
+      includes: new Set(query.includes ?? []),
       start: await resolveStart(db, query, projectId, cursorSecret(c.env)),
     };
     await assertValidRegexes(db, scope.filters);

@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import { EXPORT_FORMATS } from "../../../lib/export-format";
 import { FiltersParam } from "../../../lib/filter-parser";
-import { EVENT_INCLUDES, type EventInclude } from "../../../queries/export/events";
+import { EVENT_INCLUDES, fieldsOfInclude, INCLUDE_TOKENS } from "../../../queries/export/events";
 import { FlagParam, LimitParam, OneOfParam, ProjectParams, WholeNumberParam } from "../../params";
 
 /** The query parameters of `/export/events` (contract section 6), validated and documented. */
@@ -24,9 +24,6 @@ function listOf(value: string | string[] | undefined, splitCommas: boolean): str
     .map((item) => item.trim())
     .filter((item) => item !== "");
 }
-
-export const isEventInclude = (name: string): name is EventInclude =>
-  (EVENT_INCLUDES as readonly string[]).includes(name);
 
 export const EventsQuery = v.object({
   ...ProjectParams,
@@ -73,21 +70,25 @@ export const EventsQuery = v.object({
     v.pipe(
       Repeatable,
       v.description(
-        `Extra fields, comma-separated and/or repeated: ${EVENT_INCLUDES.join(", ")}. ` +
-          "`profile` adds the visitor's profile (or null), `meta` the event name's metadata (or null), " +
-          "`properties` the event's properties, `geo` region/latitude/longitude, `device` " +
-          "device/brand/model/osVersion/browserVersion, `referrer` origin, referrer and UTM fields.",
+        `Extra fields, comma-separated and/or repeated: the groups ${EVENT_INCLUDES.join(", ")}, ` +
+          "or any field name of an exported event (camelCase, as in the record: `region`, `longitude`, " +
+          "`referrerName`, `utmSource`…), each adding that field; a field every record has is accepted and " +
+          "adds nothing. `profile` adds the visitor's profile (or null), `meta` the event name's metadata " +
+          "(or null), `properties` the event's properties, `geo` region/latitude/longitude, `device` " +
+          "device/brand/model/osVersion/browserVersion, `referrer` origin, referrer and UTM fields. " +
+          "A group name wins over the field of the same name (`device`, `referrer`).",
       ),
-      v.examples(["profile,geo"]),
+      v.examples(["profile,geo", "region,longitude,referrerName"]),
       v.transform((value) => listOf(value, true)),
       v.check(
-        (names) => names.every(isEventInclude),
+        (tokens) => tokens.every((token) => fieldsOfInclude(token) !== undefined),
         (issue) => {
-          const unknown = issue.input.filter((name) => !isEventInclude(name));
-          const names = unknown.map((name) => JSON.stringify(name)).join(", ");
-          return `unknown includes ${names}; use ${EVENT_INCLUDES.join(", ")}`;
+          const unknown = issue.input.filter((token) => fieldsOfInclude(token) === undefined);
+          const names = unknown.map((token) => JSON.stringify(token)).join(", ");
+          return `unknown includes ${names}; use ${INCLUDE_TOKENS.join(", ")}`;
         },
       ),
+      v.transform((tokens) => tokens.flatMap((token) => fieldsOfInclude(token) ?? [])),
     ),
   ),
   limit: LimitParam(50),
