@@ -62,6 +62,10 @@ export const BreakdownRowSchema = v.object({
   pageviews: v.pipe(v.number(), v.description("Screen views of those sessions.")),
   bounce_rate: v.number(),
   avg_session_duration: v.pipe(v.number(), v.description("Seconds, over sessions longer than 0.")),
+  revenue: v.pipe(
+    v.number(),
+    v.description("Revenue of those sessions' events (cents), as OpenPanel's rows carry."),
+  ),
 });
 
 export const LiveSchema = v.object({

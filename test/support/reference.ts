@@ -315,6 +315,7 @@ export function referenceBreakdown(events: RawEvent[], scope: RefScope, dimensio
         pageviews: metrics.total_screen_views,
         bounce_rate: metrics.bounce_rate,
         avg_session_duration: metrics.avg_session_duration,
+        revenue: metrics.total_revenue,
       };
     })
     .sort(

@@ -53,6 +53,7 @@ async function exactBreakdown(
       pageviews: sessionAggregates.total_screen_views,
       bounce_rate: sessionAggregates.bounce_rate,
       avg_session_duration: sessionAggregates.avg_session_duration,
+      revenue: sessionAggregates.total_revenue,
     })
     .from(sessions)
     .where(sessionsInScope(scope))

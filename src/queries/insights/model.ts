@@ -131,6 +131,7 @@ export type BreakdownRowSource = {
   pageviews: Numeric;
   bounce_rate: Numeric;
   avg_session_duration: Numeric;
+  revenue: Numeric;
 };
 
 /** A breakdown row; `prefix` only on the dimensions that have one (region, city, versions). */
@@ -142,6 +143,7 @@ export function toBreakdownRow(row: BreakdownRowSource, withPrefix: boolean): Br
     pageviews: toNumber(row.pageviews),
     bounce_rate: toNumber(row.bounce_rate),
     avg_session_duration: toNumber(row.avg_session_duration),
+    revenue: toNumber(row.revenue),
   };
 }
 

@@ -44,7 +44,8 @@ export async function pairBreakdown(
     await projectDaysBuilt(db, scope),
     (whole) => sql`
       select ${name} as name, ${prefix} as prefix, ${p.sessions} as sessions, ${p.bounces} as bounces,
-        ${p.screenViews} as screen_views, ${p.durationMs} as duration_ms, ${p.timedSessions} as timed_sessions
+        ${p.screenViews} as screen_views, ${p.durationMs} as duration_ms, ${p.timedSessions} as timed_sessions,
+        ${p.revenue} as revenue
       from ${p}
       where ${p.projectId} = ${scope.projectId} and ${p.dimension} = ${first} and ${p.byDimension} = ${second}
         and ${p.day} >= ${new Date(whole.start)} and ${p.day} < ${new Date(whole.end)}
@@ -53,7 +54,8 @@ export async function pairBreakdown(
       select nullif(${sessionColumn(dimension)}, '') as name,
         ${prefixedBy ? sql`nullif(${sessionColumn(prefixedBy)}, '')` : sql`null::text`} as prefix,
         1 as sessions, ${sessions.isBounce}::int as bounces, ${sessions.screenViewCount} as screen_views,
-        greatest(${sessions.durationMs}, 0) as duration_ms, (${sessions.durationMs} > 0)::int as timed_sessions
+        greatest(${sessions.durationMs}, 0) as duration_ms, (${sessions.durationMs} > 0)::int as timed_sessions,
+        ${sessions.revenue} as revenue
       from ${sessions}
       where ${sessionsInScope({ ...scope, window })}`,
   );

@@ -31,7 +31,7 @@ export async function rankedPages(db: Database, rows: SQL, page: Page): Promise<
   return result.rows.map(toPageRow);
 }
 
-/** A breakdown from a FROM item of session rows (name, prefix, sessions, bounces, screen_views, duration_ms, timed_sessions). */
+/** A breakdown from a FROM item of session rows (name, prefix, sessions, bounces, screen_views, duration_ms, timed_sessions, revenue). */
 export async function rankedBreakdown(
   db: Database,
   rows: SQL,
@@ -42,7 +42,8 @@ export async function rankedBreakdown(
   const result = await db.execute<BreakdownRowSource>(sql`
     select name, prefix, ${sessionCount} as sessions, sum(screen_views) as pageviews,
       ${ratio(sql`sum(bounces)`, sessionCount, 100)} as bounce_rate,
-      ${ratio(sql`sum(duration_ms)`, sql`sum(timed_sessions)`, 0.001)} as avg_session_duration
+      ${ratio(sql`sum(duration_ms)`, sql`sum(timed_sessions)`, 0.001)} as avg_session_duration,
+      sum(revenue) as revenue
     from ${rows}
     group by name, prefix
     order by ${sql.join(rankOrder(sessionCount, sql`name`, sql`prefix`), sql`, `)}
