@@ -18,6 +18,8 @@ export interface ReadableProject {
   organizationId: string;
   /** IANA zone the project reports in (UTC when the project has none). */
   timezone: string;
+  /** Epoch ms of its first event, null without events (for "all time" windows; up to 30 s stale). */
+  firstEventAt: number | null;
 }
 
 /** What the middleware leaves on the request for the routes. */

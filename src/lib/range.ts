@@ -1,20 +1,28 @@
+import {
+  autoInterval,
+  bucketStarts,
+  countBuckets,
+  INTERVALS,
+  type Interval,
+  MAX_BUCKETS,
+  tooManyBuckets,
+  type Window,
+} from "./buckets";
 import { ApiError } from "./errors";
 import {
   addLocalMonths,
   DAY_MS,
   daysInMonth,
   EARLIEST_INSTANT_MS,
+  floorMod,
   formatInstant,
   HOUR_MS,
   isValidTimeZone,
   LATEST_INSTANT_MS,
   localDayNumber,
   MINUTE_MS,
-  mondayIndex,
-  offsetMs,
   resolveWallTime,
   startOfLocalDay,
-  startOfLocalHour,
   startOfLocalMinute,
   toWallTime,
   wallParts,
@@ -46,10 +54,6 @@ export const RANGE_PRESETS = [
 ] as const;
 export type RangePreset = (typeof RANGE_PRESETS)[number];
 
-export const INTERVALS = ["minute", "hour", "day", "week", "month"] as const;
-export type Interval = (typeof INTERVALS)[number];
-
-export const MAX_BUCKETS = 2000;
 export const MAX_SPAN_YEARS = 2;
 
 export interface RangeInput {
@@ -66,12 +70,11 @@ export interface RangeInput {
   autoInterval?: boolean;
   /** Parameter names used in error paths; `startDate`/`endDate` unless set. */
   paramNames?: { start: string; end: string };
-}
-
-/** A half-open span of epoch milliseconds: `start` inclusive, `end` exclusive. */
-export interface Window {
-  start: number;
-  end: number;
+  /**
+   * The project's first event (epoch ms), null when it has none. A window longer than
+   * MAX_SPAN_YEARS ("all time": `startDate=1970-01-01`) starts at that event's local day instead.
+   */
+  firstEventAt?: number | null;
 }
 
 export interface ResolvedRange {
@@ -86,8 +89,18 @@ export interface ResolvedRange {
    * period; callers pair by position and leave an unpaired bucket without a partner.
    */
   previous?: { window: Window; buckets: number[] };
-  /** `endDate` is the last included millisecond; both in `timezone`, RFC 3339 with its offset. */
-  meta: { startDate: string; endDate: string; timezone: string; interval: Interval };
+  /**
+   * `endDate` is the last included millisecond; both in `timezone`, RFC 3339 with its offset.
+   * `requestedStartDate`: only when a long window was clamped to the project's history, the start
+   * that was asked for.
+   */
+  meta: {
+    startDate: string;
+    endDate: string;
+    timezone: string;
+    interval: Interval;
+    requestedStartDate?: string;
+  };
 }
 
 const FORMATS_HINT =
@@ -183,10 +196,6 @@ function requireStorableInstant(instant: number, param: string): number {
   return instant;
 }
 
-function floorMod(value: number, divisor: number): number {
-  return ((value % divisor) + divisor) % divisor;
-}
-
 /** The window of a preset at `now`, in `timezone`. */
 export function presetWindow(preset: Exclude<RangePreset, "custom">, now: number, timezone: string): Window {
   const nowWall = toWallTime(now, timezone);
@@ -234,141 +243,6 @@ export function presetWindow(preset: Exclude<RangePreset, "custom">, now: number
   }
 }
 
-/** Number of local calendar days a window touches (1 when it lies within one local day). */
-export function localDaysTouched(window: Window, timezone: string): number {
-  return localDayNumber(window.end - 1, timezone) - localDayNumber(window.start, timezone) + 1;
-}
-
-/** The automatic interval of `/metrics`: same local day → hour, ≤ 92 days → day, ≤ 186 → week, else month. */
-export function autoInterval(window: Window, timezone: string): Interval {
-  const days = localDaysTouched(window, timezone);
-  if (days <= 1) return "hour";
-  if (days <= 92) return "day";
-  if (days <= 186) return "week";
-  return "month";
-}
-
-function monthNumber(ms: number, timezone: string): number {
-  const { year, month } = wallParts(toWallTime(ms, timezone));
-  return year * 12 + month - 1;
-}
-
-/**
- * How many buckets `bucketStarts` returns, computed without listing them (so an oversized request
- * is refused cheaply). Exact for every zone whose offsets change by whole hours.
- */
-export function countBuckets(window: Window, interval: Interval, timezone: string): number {
-  if (!(window.start < window.end)) return 0;
-  const last = window.end - 1;
-  switch (interval) {
-    case "minute":
-      return Math.ceil((window.end - startOfLocalMinute(window.start, timezone)) / MINUTE_MS);
-    case "hour":
-      return Math.ceil((window.end - startOfLocalHour(window.start, timezone)) / HOUR_MS);
-    case "day":
-      return localDaysTouched(window, timezone);
-    case "week": {
-      const first = localDayNumber(window.start, timezone);
-      const end = localDayNumber(last, timezone);
-      return (end - mondayIndex(end) - (first - mondayIndex(first))) / 7 + 1;
-    }
-    case "month":
-      return monthNumber(last, timezone) - monthNumber(window.start, timezone) + 1;
-  }
-}
-
-/**
- * Hour starts: absolute hours, so a fall-back day has 25 and a spring-forward day 23, and a zone
- * such as Asia/Kolkata starts them at its own :00. The offset is probed once per 24 hours; only
- * where it changed by a part of an hour (Australia/Lord_Howe) is each hour placed on the wall clock,
- * the clock change itself then starting a short bucket.
- */
-function hourStarts(window: Window, timezone: string): number[] {
-  const out: number[] = [];
-  let t = startOfLocalHour(window.start, timezone);
-  let offset = offsetMs(t, timezone);
-  while (t < window.end) {
-    const probe = t + DAY_MS;
-    const probeOffset = offsetMs(probe, timezone);
-    if (floorMod(t + offset, HOUR_MS) === 0 && (probeOffset - offset) % HOUR_MS === 0) {
-      for (; t < probe && t < window.end; t += HOUR_MS) out.push(t);
-      offset = probeOffset;
-      continue;
-    }
-    for (let i = 0; i < 24 && t < window.end; i++) {
-      out.push(t);
-      const next = t + HOUR_MS;
-      const nextOffset = offsetMs(next, timezone);
-      if (floorMod(next + nextOffset, HOUR_MS) === 0) {
-        t = next;
-        offset = nextOffset;
-        continue;
-      }
-      const wall = t + offset;
-      const resolved = resolveWallTime(wall - floorMod(wall, HOUR_MS) + HOUR_MS, timezone, offset);
-      t = resolved.ms > t ? resolved.ms : next;
-      offset = offsetMs(t, timezone);
-    }
-  }
-  return out;
-}
-
-/** Local midnights (day), Monday midnights (week) or first-of-month midnights (month). */
-function calendarStarts(window: Window, interval: "day" | "week" | "month", timezone: string): number[] {
-  const out: number[] = [];
-  const startWall = toWallTime(window.start, timezone);
-  let wall = startWall - floorMod(startWall, DAY_MS);
-  if (interval === "week") wall -= mondayIndex(wall / DAY_MS) * DAY_MS;
-  if (interval === "month") wall -= (wallParts(wall).day - 1) * DAY_MS;
-  let hint: number | undefined;
-  for (;;) {
-    const resolved = resolveWallTime(wall, timezone, hint);
-    if (resolved.ms >= window.end) break;
-    // A skipped day (Pacific/Apia, 2011-12-30) resolves to the next one: keep the starts increasing.
-    const previous = out[out.length - 1];
-    if (previous === undefined || resolved.ms > previous) out.push(resolved.ms);
-    hint = resolved.offset;
-    if (interval === "day") wall += DAY_MS;
-    else if (interval === "week") wall += 7 * DAY_MS;
-    else {
-      const { year, month } = wallParts(wall);
-      wall = wallTime({ year, month: month + 1, day: 1 });
-    }
-  }
-  return out;
-}
-
-/** Bucket start instants: the bucket containing `window.start`, then each following one before `window.end`. */
-export function bucketStarts(window: Window, interval: Interval, timezone: string): number[] {
-  // Also guards the loops against NaN bounds, which would never end them.
-  if (!(Number.isFinite(window.start) && Number.isFinite(window.end) && window.start < window.end)) return [];
-  switch (interval) {
-    case "minute": {
-      const out: number[] = [];
-      for (let t = startOfLocalMinute(window.start, timezone); t < window.end; t += MINUTE_MS) out.push(t);
-      return out;
-    }
-    case "hour":
-      return hourStarts(window, timezone);
-    default:
-      return calendarStarts(window, interval, timezone);
-  }
-}
-
-/** Position of the bucket containing `instant`, or -1 outside `[buckets[0], end)`. */
-export function bucketIndex(instant: number, buckets: readonly number[], end: number): number {
-  const first = buckets[0];
-  if (first === undefined || instant < first || instant >= end) return -1;
-  let low = 0;
-  let high = buckets.length - 1;
-  while (low < high) {
-    const mid = (low + high + 1) >> 1;
-    if ((buckets[mid] ?? Number.POSITIVE_INFINITY) <= instant) low = mid;
-    else high = mid - 1;
-  }
-  return low;
-}
-
 /**
  * The previous period ends where `window` starts. A window of whole local days (both ends local
  * midnights) is moved back by the same number of calendar days, so a week across a DST change
@@ -386,34 +260,42 @@ export function previousWindow(window: Window, timezone: string): Window {
   return { start: window.start - (window.end - window.start), end: window.start };
 }
 
-const BUCKET_WORDS: Record<Interval, string> = {
-  minute: "per-minute",
-  hour: "hourly",
-  day: "daily",
-  week: "weekly",
-  month: "monthly",
-};
-
-let countFormat: Intl.NumberFormat | undefined;
-
-function tooManyBuckets(count: number, interval: Interval, window: Window, timezone: string): ApiError {
-  countFormat ??= new Intl.NumberFormat("en-US");
-  const coarser = INTERVALS.slice(INTERVALS.indexOf(interval) + 1).find(
-    (candidate) => countBuckets(window, candidate, timezone) <= MAX_BUCKETS,
-  );
-  const advice = coarser ? `use interval=${coarser} or coarser` : "use a shorter range";
-  return ApiError.invalid(
-    "interval",
-    `${countFormat.format(count)} ${BUCKET_WORDS[interval]} buckets exceed the maximum of ${MAX_BUCKETS}; ${advice}`,
-  );
-}
-
 /** A window as the answers state it: its start and its last included millisecond, RFC 3339 in `timezone`. */
 export function windowMeta(window: Window, timezone: string): { startDate: string; endDate: string } {
   return {
     startDate: formatInstant(window.start, timezone, { milliseconds: floorMod(window.start, 1000) !== 0 }),
     endDate: formatInstant(window.end - 1, timezone, { milliseconds: true }),
   };
+}
+
+/**
+ * What of a resolved range decides an answer, for cache keys and cursor fingerprints. The start
+ * asked for counts only when a long window was clamped: the answer's `meta` names it.
+ */
+export function rangeFingerprint(range: ResolvedRange): Record<string, unknown> {
+  return {
+    window: range.window,
+    timezone: range.timezone,
+    interval: range.interval,
+    previous: range.previous?.window ?? null,
+    ...(range.meta.requestedStartDate ? { requestedStart: range.meta.requestedStartDate } : {}),
+  };
+}
+
+/**
+ * A window longer than MAX_SPAN_YEARS (calendar years in the zone) that starts before the project's
+ * history starts at the local day of its first event instead: "all time" (`startDate=1970-01-01`)
+ * then holds the buckets of the data, not of 56 empty years. Shorter windows keep the start asked
+ * for; a project without events, or whose first event is past the window, keeps it too (the bucket
+ * limit still applies).
+ */
+function clampToHistory(window: Window, firstEventAt: number | null | undefined, timezone: string): Window {
+  if (firstEventAt === undefined || firstEventAt === null) return window;
+  if (window.end <= addLocalMonths(window.start, MAX_SPAN_YEARS * 12, timezone)) return window;
+  const historyStart = startOfLocalDay(firstEventAt, timezone);
+  return historyStart > window.start && historyStart < window.end
+    ? { start: historyStart, end: window.end }
+    : window;
 }
 
 /** Resolves the window, interval, buckets and previous period of a request; every bad input is a 400. */
@@ -438,13 +320,6 @@ export function resolveRange(input: RangeInput): ResolvedRange {
     if (window.start >= window.end) {
       throw ApiError.invalid(names.start, `${names.start} must not be after ${names.end}.`);
     }
-    // Calendar years in the zone: 2024-01-01 through 2025-12-31 is exactly the maximum.
-    if (window.end > addLocalMonths(window.start, MAX_SPAN_YEARS * 12, timezone)) {
-      throw ApiError.invalid(
-        names.end,
-        `The range from ${names.start} to ${names.end} exceeds the maximum of ${MAX_SPAN_YEARS} years.`,
-      );
-    }
   } else if (startDate !== undefined || endDate !== undefined) {
     // OpenPanel silently ignored a lone bound (contract section 10).
     const [present, missing] = startDate !== undefined ? [names.start, names.end] : [names.end, names.start];
@@ -457,6 +332,8 @@ export function resolveRange(input: RangeInput): ResolvedRange {
     window = presetWindow(preset, input.now.getTime(), timezone);
   }
 
+  const requested = window;
+  window = clampToHistory(window, input.firstEventAt, timezone);
   const interval = input.interval ?? (input.autoInterval ? autoInterval(window, timezone) : "day");
   const count = countBuckets(window, interval, timezone);
   if (count > MAX_BUCKETS) throw tooManyBuckets(count, interval, window, timezone);
@@ -466,7 +343,14 @@ export function resolveRange(input: RangeInput): ResolvedRange {
     window,
     interval,
     buckets: bucketStarts(window, interval, timezone),
-    meta: { ...windowMeta(window, timezone), timezone, interval },
+    meta: {
+      ...windowMeta(window, timezone),
+      timezone,
+      interval,
+      ...(window.start === requested.start
+        ? {}
+        : { requestedStartDate: windowMeta(requested, timezone).startDate }),
+    },
   };
   if (input.previous) {
     const previous = previousWindow(window, timezone);

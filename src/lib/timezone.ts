@@ -248,7 +248,8 @@ export function daysInMonth(year: number, month: number): number {
   return [4, 6, 9, 11].includes(month) ? 30 : 31;
 }
 
-function floorMod(value: number, divisor: number): number {
+/** The remainder with the divisor's sign (`%` keeps the dividend's): wall-clock arithmetic before 1970. */
+export function floorMod(value: number, divisor: number): number {
   return ((value % divisor) + divisor) % divisor;
 }
 

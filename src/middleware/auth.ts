@@ -130,6 +130,7 @@ export async function authorizeProject(c: Context<AppEnv>, projectId: string): P
     id: project.id,
     organizationId: project.organizationId,
     timezone: project.timezone ?? "UTC",
+    firstEventAt: project.firstEventAt,
   };
   c.set("project", readable);
   return readable;

@@ -13,6 +13,7 @@ export const EXPOSED_HEADERS = [
   "RateLimit-Reset",
   "Retry-After",
   "X-Window-Start",
+  "X-Requested-Window-Start",
   "X-Window-End",
   "X-Timezone",
   "Content-Disposition",

@@ -1,6 +1,6 @@
-import { eq } from "drizzle-orm";
+import { asc, eq, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
-import { clients, projects } from "../db/schema";
+import { clients, events, projects } from "../db/schema";
 
 export interface ClientRecord {
   id: string;
@@ -29,13 +29,27 @@ export interface ProjectRecord {
   id: string;
   organizationId: string;
   timezone: string | null;
+  /** Epoch ms of the project's first event; null without events. */
+  firstEventAt: number | null;
 }
 
+/** A project and when its history starts (the first row of the events' time index, not a scan). */
 export async function findProject(db: Database, id: string): Promise<ProjectRecord | undefined> {
+  const firstEvent = db
+    .select({ at: sql`floor(extract(epoch from ${events.createdAt}) * 1000)::float8` })
+    .from(events)
+    .where(eq(events.projectId, projects.id))
+    .orderBy(asc(events.createdAt))
+    .limit(1);
   const [row] = await db
-    .select({ id: projects.id, organizationId: projects.organizationId, timezone: projects.timezone })
+    .select({
+      id: projects.id,
+      organizationId: projects.organizationId,
+      timezone: projects.timezone,
+      firstEventAt: sql<number | null>`(${firstEvent})`,
+    })
     .from(projects)
     .where(eq(projects.id, id))
     .limit(1);
-  return row;
+  return row && { ...row, firstEventAt: row.firstEventAt === null ? null : Number(row.firstEventAt) };
 }

@@ -67,6 +67,9 @@ export const LIST_RESPONSE_HEADERS = {
   Link: header('`<url of the next page>; rel="next"`; absent on the last page.'),
   "X-Next-Cursor": header("Cursor of the next page; absent on the last page."),
   "X-Window-Start": header("Start of the resolved window, RFC 3339 in `X-Timezone`."),
+  "X-Requested-Window-Start": header(
+    "Only when a window longer than 2 years was clamped to the project's history: the start asked for.",
+  ),
   "X-Window-End": header("Last included millisecond of the window, RFC 3339 in `X-Timezone`."),
   "X-Timezone": header("The timezone the window and buckets were resolved in."),
 };

@@ -1,8 +1,9 @@
 import type { Context } from "hono";
 import * as v from "valibot";
 import type { AppEnv } from "../env";
+import { INTERVALS } from "../lib/buckets";
 import { FiltersParam, type RawFilter } from "../lib/filter-parser";
-import { INTERVALS, RANGE_PRESETS } from "../lib/range";
+import { RANGE_PRESETS } from "../lib/range";
 
 /**
  * The request parameters the insights and export routes share: the window (contract section 2),

@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { INTERVALS } from "../lib/range";
+import { INTERVALS } from "../lib/buckets";
 
 /** The answer of `/export/charts` (contract section 7); the TypeScript types derive from it. */
 
@@ -99,6 +99,14 @@ export const ChartResponse = v.pipe(
       endDate: v.pipe(v.string(), v.description("Last included millisecond.")),
       timezone: v.string(),
       interval: v.picklist(INTERVALS),
+      requestedStartDate: v.optional(
+        v.pipe(
+          v.string(),
+          v.description(
+            "Only when a window longer than 2 years was clamped to the project's history: the start asked for (`startDate` is then the local day of the first event).",
+          ),
+        ),
+      ),
       truncated: v.pipe(v.boolean(), v.description("Some breakdown series were cut at `limit`.")),
       previous: v.optional(
         v.pipe(

@@ -31,6 +31,14 @@ export const MetricsResponse = v.pipe(
       endDate: v.string(),
       timezone: v.string(),
       interval: v.string(),
+      requestedStartDate: v.optional(
+        v.pipe(
+          v.string(),
+          v.description(
+            "Only when a window longer than 2 years was clamped to the project's history: the start asked for (`startDate` is then the local day of the first event).",
+          ),
+        ),
+      ),
       approximate: v.pipe(v.array(v.string()), v.description("Metrics computed from sketches (±2 %).")),
     }),
   }),

@@ -416,7 +416,7 @@ describe("bad input is a 400 naming the parameter", () => {
     ["metrics", "startDate", { endDate: "2026-01-01" }],
     ["metrics", "startDate", { startDate: "2026-13-01", endDate: "2026-12-01" }],
     ["metrics", "startDate", { startDate: "2026-03-02", endDate: "2026-03-01" }],
-    ["metrics", "endDate", { startDate: "2020-01-01", endDate: "2026-01-01" }],
+    ["metrics", "endDate", { startDate: "2026-01-01", endDate: "2026-13-01" }],
     ["metrics", "timezone", { timezone: "Mars/Olympus_Mons" }],
     ["metrics", "interval", { interval: "fortnight" }],
     ["metrics", "interval", { startDate: "2026-01-01", endDate: "2026-12-31", interval: "hour" }],

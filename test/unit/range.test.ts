@@ -1,10 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { bucketIndex, bucketStarts, countBuckets, type Interval } from "../../src/lib/buckets";
 import { ApiError } from "../../src/lib/errors";
 import {
-  bucketIndex,
-  bucketStarts,
-  countBuckets,
-  type Interval,
   parseDateBound,
   RANGE_PRESETS,
   type RangeInput,
@@ -286,16 +283,77 @@ describe("explicit dates", () => {
     expect(resolve({ startDate: "2026-11-02", endDate: "2026-11-02" }).buckets).toHaveLength(1);
   });
 
-  it("allows two years and no more", () => {
+  it("keeps a window of up to two years as asked, whatever the project's history", () => {
+    const firstEventAt = Date.parse("2025-06-01T12:00:00Z");
     const two = resolve({
       startDate: "2024-01-01",
       endDate: "2025-12-31",
       timezone: "Europe/Oslo",
       interval: "month",
+      firstEventAt,
     });
     expect(two.buckets).toHaveLength(24);
-    const error = expectInvalid(() => resolve({ startDate: "2024-01-01", endDate: "2026-01-01" }), "endDate");
-    expect(error.message).toContain("maximum of 2 years");
+    expect(two.meta.startDate).toBe("2024-01-01T00:00:00+01:00");
+    expect(two.meta.requestedStartDate).toBeUndefined();
+  });
+
+  it("starts a window over two years ('all time') at the local day of the project's first event", () => {
+    // 22:30 UTC on 15 September is 00:30 on the 16th in Oslo: the window starts at that local midnight.
+    const firstEventAt = Date.parse("2026-09-15T22:30:00Z");
+    const all = resolve({
+      startDate: "1970-01-01",
+      endDate: "2026-11-21",
+      timezone: "Europe/Oslo",
+      firstEventAt,
+    });
+    expect(all.window).toEqual({
+      start: Date.parse("2026-09-15T22:00:00Z"),
+      end: Date.parse("2026-11-21T23:00:00Z"),
+    });
+    expect(all.meta.startDate).toBe("2026-09-16T00:00:00+02:00");
+    expect(all.meta.requestedStartDate).toBe("1970-01-01T00:00:00+01:00");
+    // Daily buckets of the data's 67 days, not of 56 years (which would exceed 2,000).
+    expect(all.buckets).toHaveLength(67);
+    // The previous period is as long as the clamped window, just before it.
+    const withPrevious = resolve({
+      startDate: "1970-01-01",
+      endDate: "2026-11-21",
+      timezone: "Europe/Oslo",
+      firstEventAt,
+      previous: true,
+    });
+    expect(withPrevious.previous?.buckets).toHaveLength(67);
+    expect(withPrevious.previous?.window.end).toBe(all.window.start);
+  });
+
+  it("keeps a long window when the history is unknown, empty or starts after it; the bucket limit still holds", () => {
+    for (const firstEventAt of [undefined, null, Date.parse("2030-01-01T00:00:00Z")]) {
+      const monthly = resolve({
+        startDate: "1970-01-01",
+        endDate: "2026-11-21",
+        interval: "month",
+        firstEventAt,
+      });
+      expect(monthly.meta.startDate).toBe("1970-01-01T00:00:00Z");
+      expect(monthly.meta.requestedStartDate).toBeUndefined();
+      expect(monthly.buckets).toHaveLength(683);
+      const error = expectInvalid(
+        () => resolve({ startDate: "1970-01-01", endDate: "2026-11-21", firstEventAt }),
+        "interval",
+      );
+      expect(error.message).toContain("exceed the maximum of 2000");
+    }
+  });
+
+  it("clamps nothing when the history starts before the window", () => {
+    const long = resolve({
+      startDate: "2020-01-01",
+      endDate: "2026-11-21",
+      interval: "month",
+      firstEventAt: Date.parse("2019-05-01T00:00:00Z"),
+    });
+    expect(long.meta.startDate).toBe("2020-01-01T00:00:00Z");
+    expect(long.meta.requestedStartDate).toBeUndefined();
   });
 
   it("needs dates for range=custom", () => {

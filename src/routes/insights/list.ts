@@ -57,6 +57,9 @@ export async function answerList<Row>(
     headers: {
       ...nextPageHeaders(c.req.url, next),
       "X-Window-Start": scope.range.meta.startDate,
+      ...(scope.range.meta.requestedStartDate
+        ? { "X-Requested-Window-Start": scope.range.meta.requestedStartDate }
+        : {}),
       "X-Window-End": scope.range.meta.endDate,
       "X-Timezone": scope.range.timezone,
     },

@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { type Filter, normalizeFilters } from "../../lib/filter-parser";
-import { type ResolvedRange, resolveRange } from "../../lib/range";
+import { type ResolvedRange, rangeFingerprint, resolveRange } from "../../lib/range";
 import { type RangeQuery, rollupsAllowed } from "../params";
 
 export interface InsightsScope {
@@ -30,18 +30,13 @@ export function resolveInsightsScope(
     previous: query.previous === "true",
     now: new Date(),
     autoInterval: options.autoInterval,
+    firstEventAt: c.get("project").firstEventAt,
   });
   return {
     range,
     filters: normalizeFilters(query.filters),
     rollups: rollupsAllowed(c),
     projectTimezone: c.get("project").timezone,
-    fingerprint: {
-      window: range.window,
-      timezone: range.timezone,
-      interval: range.interval,
-      previous: range.previous?.window ?? null,
-      filters: query.filters,
-    },
+    fingerprint: { ...rangeFingerprint(range), filters: query.filters },
   };
 }

@@ -6,7 +6,7 @@ import {
   type RawFilter,
   resolveFilterField,
 } from "../../../lib/filter-parser";
-import { type ResolvedRange, resolveRange } from "../../../lib/range";
+import { type ResolvedRange, rangeFingerprint, resolveRange } from "../../../lib/range";
 import { type ChartSegment, type ChartSeriesQuery, isPropertySegment } from "../../../queries/charts/model";
 import type { ChartsInput, RawSeries } from "./schema";
 
@@ -86,18 +86,23 @@ function requireBoundedAnswer(series: number, groups: number, range: ResolvedRan
   );
 }
 
-export function resolveChartRequest(query: ChartsInput, projectTimezone: string, now: Date): ChartRequest {
+export function resolveChartRequest(
+  query: ChartsInput,
+  project: { timezone: string; firstEventAt: number | null },
+  now: Date,
+): ChartRequest {
   const { param, series } = normalizeSeries(query);
   const range = resolveRange({
     range: query.range,
     startDate: query.startDate,
     endDate: query.endDate,
-    timezone: query.timezone ?? projectTimezone,
+    timezone: query.timezone ?? project.timezone,
     interval: query.interval,
     previous: query.previous === "true",
     now,
     defaultRange: "30d",
     autoInterval: false,
+    firstEventAt: project.firstEventAt,
   });
   const breakdownNames = (query.breakdowns ?? []).map((breakdown) => breakdown.name);
   requireBoundedAnswer(series.length, breakdownNames.length > 0 ? query.limit : 1, range);
@@ -108,10 +113,7 @@ export function resolveChartRequest(query: ChartsInput, projectTimezone: string,
     range,
     limit: query.limit,
     fingerprint: {
-      window: range.window,
-      timezone: range.timezone,
-      interval: range.interval,
-      previous: range.previous?.window ?? null,
+      ...rangeFingerprint(range),
       series,
       breakdowns: breakdownNames,
       limit: query.limit,

@@ -27,7 +27,7 @@ export const charts = new Hono<AppEnv>().get(
   async (c) => {
     const query = c.req.valid("query");
     const project = c.get("project");
-    const request = resolveChartRequest(query, project.timezone, new Date());
+    const request = resolveChartRequest(query, project, new Date());
     const key = await cacheKey(project.id, "charts", request.fingerprint);
     const answer = await readThrough(c, key, freshnessFor(request.range), async () => {
       const db = useDatabase(c);

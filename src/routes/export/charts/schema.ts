@@ -1,6 +1,7 @@
 import * as v from "valibot";
+import { INTERVALS } from "../../../lib/buckets";
 import { type FilterField, FilterList, FiltersParam, resolveFilterField } from "../../../lib/filter-parser";
-import { INTERVALS, RANGE_PRESETS } from "../../../lib/range";
+import { RANGE_PRESETS } from "../../../lib/range";
 import { jsonQueryParam } from "../../../lib/validation";
 import { CHART_SEGMENTS, MAX_CHART_BREAKDOWNS } from "../../../queries/charts/model";
 import { NOT_SET_LABEL } from "../../../schemas/charts";
