@@ -271,6 +271,14 @@ const LIST_PARAMS: Param[] = [
   ["minutes", (rng) => String(1 + rng.int(60)), HOSTILE_NUMBER],
 ];
 
+const TRAFFIC_PARAMS: Param[] = [
+  [
+    "breakdown",
+    (rng) => rng.pick(["country", "city", "referrer_name", "utm_source", "browser", "os_version"]),
+    (rng) => rng.pick([...BREAKDOWN_DIMENSIONS, text(rng)]),
+  ],
+];
+
 const EXPORT_PARAMS: Param[] = [
   ["event", (rng) => rng.pick(["screen_view", "purchase"]), text],
   ["profileId", (rng) => rng.pick(["d-s1", "user-1"]), text],
@@ -366,10 +374,19 @@ function route(rng: Rng, target: FuzzTarget): string {
       return `/export/charts?${rng.chance(0.9) ? `projectId=${segment}&` : ""}${query(rng, CHART_PARAMS)}`;
     case 9:
       return rng.pick(["/health", "/openapi.json", "/docs", "/", "/insights", "/export"]);
-    case 10:
-      return rng.chance(0.3)
-        ? `/${segmentOf(text(rng))}/${segmentOf(text(rng))}`
-        : `/insights/${segment}/metrics?${query(rng, WINDOW_PARAMS)}`;
+    case 10: {
+      if (rng.chance(0.3)) return `/${segmentOf(text(rng))}/${segmentOf(text(rng))}`;
+      // OpenPanel's newer names: the overview, the traffic groups, groups and saved reports.
+      const alias = rng.pick([
+        "overview",
+        "traffic/referrers",
+        "traffic/geo",
+        "traffic/devices",
+        "groups",
+        "reports/r1/data",
+      ]);
+      return `/insights/${segment}/${alias}?${query(rng, [...WINDOW_PARAMS, ...LIST_PARAMS, ...TRAFFIC_PARAMS])}`;
+    }
     default: {
       const tail = rng.pick(["%00", "%2F..", ";x", "/extra", ""]);
       return `/insights/${segment}/${rng.pick(["metrics", "pages", "country"])}${tail}?${query(rng, WINDOW_PARAMS)}`;

@@ -21,28 +21,50 @@ export const SeriesPointSchema = v.object({
   date: v.pipe(v.string(), v.description("Bucket start, RFC 3339 with the offset of `timezone`.")),
   ...MetricsSchema.entries,
 });
+/** The window and how the figures were made, as `/metrics` and `/overview` state them. */
+const MetricsMetaSchema = v.object({
+  startDate: v.string(),
+  endDate: v.string(),
+  timezone: v.string(),
+  interval: v.string(),
+  requestedStartDate: v.optional(
+    v.pipe(
+      v.string(),
+      v.description(
+        "Only when a window longer than 2 years was clamped to the project's history: the start asked for (`startDate` is then the local day of the first event).",
+      ),
+    ),
+  ),
+  approximate: v.pipe(v.array(v.string()), v.description("Metrics computed from sketches (±2 %).")),
+});
+
 export const MetricsResponse = v.pipe(
   v.object({
     metrics: MetricsSchema,
     series: v.array(SeriesPointSchema),
     previous: v.optional(v.object({ metrics: MetricsSchema, series: v.array(SeriesPointSchema) })),
-    meta: v.object({
-      startDate: v.string(),
-      endDate: v.string(),
-      timezone: v.string(),
-      interval: v.string(),
-      requestedStartDate: v.optional(
-        v.pipe(
-          v.string(),
-          v.description(
-            "Only when a window longer than 2 years was clamped to the project's history: the start asked for (`startDate` is then the local day of the first event).",
-          ),
-        ),
-      ),
-      approximate: v.pipe(v.array(v.string()), v.description("Metrics computed from sketches (±2 %).")),
-    }),
+    meta: MetricsMetaSchema,
   }),
   v.metadata({ ref: "MetricsResponse" }),
+);
+
+/** OpenPanel's `/overview`: `/metrics` reshaped (contract A4). */
+export const OverviewResponse = v.pipe(
+  v.object({
+    summary: MetricsSchema,
+    series: v.array(SeriesPointSchema),
+    interval: v.string(),
+    startDate: v.pipe(v.string(), v.description("The window's start, as `meta.startDate`.")),
+    endDate: v.pipe(v.string(), v.description("The window's last included millisecond, as `meta.endDate`.")),
+    previous: v.optional(
+      v.pipe(
+        v.object({ summary: MetricsSchema, series: v.array(SeriesPointSchema) }),
+        v.description("With `previous=true`: the previous period's summary and series."),
+      ),
+    ),
+    meta: MetricsMetaSchema,
+  }),
+  v.metadata({ ref: "OverviewResponse" }),
 );
 
 export const PageRowSchema = v.object({
@@ -82,5 +104,6 @@ export const LiveSchema = v.object({
 
 export type SessionMetrics = v.InferOutput<typeof MetricsSchema>;
 export type MetricsBody = v.InferOutput<typeof MetricsResponse>;
+export type OverviewBody = v.InferOutput<typeof OverviewResponse>;
 export type PageRow = v.InferOutput<typeof PageRowSchema>;
 export type BreakdownRow = v.InferOutput<typeof BreakdownRowSchema>;

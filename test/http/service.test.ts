@@ -199,9 +199,16 @@ describe("GET /openapi.json and /docs", () => {
       "/export/charts",
       "/export/events",
       "/health",
+      "/insights/{projectId}/groups",
+      "/insights/{projectId}/groups/{groupId}",
       "/insights/{projectId}/live",
       "/insights/{projectId}/metrics",
+      "/insights/{projectId}/overview",
       "/insights/{projectId}/pages",
+      "/insights/{projectId}/reports/{reportId}/data",
+      "/insights/{projectId}/traffic/devices",
+      "/insights/{projectId}/traffic/geo",
+      "/insights/{projectId}/traffic/referrers",
       "/insights/{projectId}/{dimension}",
     ]);
     const live = document.paths["/insights/{projectId}/live"]?.get;

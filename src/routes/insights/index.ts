@@ -5,7 +5,10 @@ import { admitClient } from "../../middleware/rate-limit";
 import { breakdown } from "./breakdown";
 import { live } from "./live";
 import { metrics } from "./metrics";
+import { overview } from "./overview";
 import { pages } from "./pages";
+import { traffic } from "./traffic";
+import { notSupported } from "./unsupported";
 
 /** `/insights/{projectId}/…`: every route reads one project the client may read. */
 export const insights = new Hono<AppEnv>()
@@ -16,5 +19,8 @@ export const insights = new Hono<AppEnv>()
   .route("/", live)
   .route("/", metrics)
   .route("/", pages)
+  .route("/", overview)
+  .route("/", traffic)
+  .route("/", notSupported)
   // Last: `/:projectId/:dimension` would otherwise shadow the named routes.
   .route("/", breakdown);

@@ -1,0 +1,183 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  createTenant,
+  credentialHeaders,
+  type EventInput,
+  insertEvents,
+  type Tenant,
+} from "../support/factories";
+import { type RawEvent, referenceBreakdown, referenceMetrics } from "../support/reference";
+import { generateTraffic } from "../support/traffic";
+import { call, expectProblem, testDatabase } from "../support/worker/http";
+
+/**
+ * OpenPanel's newer route names (contract A4, A8): `/overview` and `/traffic/*` give the numbers of
+ * `/metrics` and the breakdowns for the same query, computed here from the raw events; groups and
+ * saved reports are a 404 that says they are not supported.
+ */
+
+const database = testDatabase();
+let tenant: Tenant;
+let traffic: RawEvent[];
+const utc = (text: string) => Date.parse(text);
+// 17 UTC days; /metrics alone would pick daily buckets too, so the overview's default is tested
+// on a longer window below.
+const WINDOW = { startDate: "2026-05-01", endDate: "2026-05-17", timezone: "UTC" };
+const SCOPE = () => ({
+  projectId: tenant.projectId,
+  start: utc("2026-05-01T00:00:00Z"),
+  end: utc("2026-05-18T00:00:00Z"),
+});
+
+beforeAll(async () => {
+  tenant = await createTenant(database.db);
+  traffic = generateTraffic({
+    projectId: tenant.projectId,
+    seed: 41,
+    sessions: 180,
+    from: utc("2026-05-01T00:00:00Z"),
+    to: utc("2026-05-18T00:00:00Z"),
+  });
+  await insertEvents(database.db, traffic as EventInput[]);
+});
+afterAll(() => database.close());
+
+const get = <T>(path: string, params: Record<string, string> = {}) =>
+  call<T>(`/insights/${tenant.projectId}/${path}?${new URLSearchParams(params)}`, {
+    headers: credentialHeaders(tenant.read),
+  });
+
+interface MetricsBody {
+  metrics: Record<string, number>;
+  series: Array<Record<string, unknown>>;
+  previous?: { metrics: Record<string, number>; series: unknown[] };
+  meta: Record<string, unknown>;
+}
+interface OverviewBody {
+  summary: Record<string, number>;
+  series: Array<Record<string, unknown>>;
+  interval: string;
+  startDate: string;
+  endDate: string;
+  previous?: { summary: Record<string, number>; series: unknown[] };
+  meta: Record<string, unknown>;
+}
+
+describe("/overview", () => {
+  it("is /metrics as summary and series, with the window at the top level", async () => {
+    const overview = await get<OverviewBody>("overview", { ...WINDOW, previous: "true" });
+    expect(overview.status).toBe(200);
+    const metrics = await get<MetricsBody>("metrics", { ...WINDOW, interval: "day", previous: "true" });
+    const days = Array.from({ length: 17 }, (_, i) => utc("2026-05-01T00:00:00Z") + i * 86_400_000);
+    const expected = referenceMetrics(traffic, SCOPE(), days);
+    expect(overview.body.summary).toEqual(expected.metrics);
+    expect(overview.body.summary).toEqual(metrics.body.metrics);
+    expect(overview.body.series).toEqual(metrics.body.series);
+    expect(overview.body.series).toHaveLength(17);
+    expect(overview.body.previous).toEqual({
+      summary: metrics.body.previous?.metrics,
+      series: metrics.body.previous?.series,
+    });
+    expect(overview.body).toMatchObject({
+      interval: "day",
+      startDate: "2026-05-01T00:00:00Z",
+      endDate: "2026-05-17T23:59:59.999Z",
+      meta: metrics.body.meta,
+    });
+    expect(Object.keys(overview.body).sort()).toEqual(
+      ["endDate", "interval", "meta", "previous", "series", "startDate", "summary"].sort(),
+    );
+  });
+
+  it("buckets by day unless told, where /metrics would pick weeks", async () => {
+    const long = { startDate: "2026-03-01", endDate: "2026-06-30", timezone: "UTC" };
+    const overview = await get<OverviewBody>("overview", long);
+    const metrics = await get<MetricsBody>("metrics", long);
+    expect(overview.body.interval).toBe("day");
+    expect(overview.body.series).toHaveLength(122);
+    expect(metrics.body.meta.interval).toBe("week");
+    const weekly = await get<OverviewBody>("overview", { ...long, interval: "week" });
+    expect(weekly.body.series).toEqual(metrics.body.series);
+  });
+
+  it("refuses a bad interval and more than 2,000 buckets like /metrics", async () => {
+    expectProblem(
+      await get("overview", { ...WINDOW, interval: "fortnight" }),
+      400,
+      "VALIDATION_FAILED",
+      "interval",
+    );
+    expectProblem(
+      await get("overview", { startDate: "2026-01-01", endDate: "2026-12-31", interval: "hour" }),
+      400,
+      "VALIDATION_FAILED",
+      "interval",
+    );
+  });
+});
+
+describe("/traffic/*", () => {
+  it.each([
+    ["referrers", undefined, "referrer_name"],
+    ["referrers", "utm_source", "utm_source"],
+    ["geo", undefined, "country"],
+    ["geo", "city", "city"],
+    ["devices", undefined, "device"],
+    ["devices", "os_version", "os_version"],
+  ])("/traffic/%s?breakdown=%s gives the %s rows, revenue included", async (group, breakdown, dimension) => {
+    const response = await get<unknown[]>(`traffic/${group}`, {
+      ...WINDOW,
+      ...(breakdown ? { breakdown } : {}),
+    });
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual(referenceBreakdown(traffic, SCOPE(), dimension));
+    expect(response.headers.get("x-window-start")).toBe("2026-05-01T00:00:00Z");
+  });
+
+  it("a breakdown of another group is a 400 naming the choices", async () => {
+    const response = await get("traffic/geo", { ...WINDOW, breakdown: "browser" });
+    expectProblem(response, 400, "VALIDATION_FAILED", "breakdown");
+    expect((response.body as { detail: string }).detail).toContain("country, region, city");
+  });
+
+  it("pages with limit and cursor; a cursor of /country is not one of its", async () => {
+    const first = await get<unknown[]>("traffic/geo", { ...WINDOW, limit: "2" });
+    expect(first.body).toHaveLength(2);
+    const cursor = first.headers.get("x-next-cursor") ?? "";
+    const second = await get<unknown[]>("traffic/geo", { ...WINDOW, limit: "2", cursor });
+    expect([...first.body, ...second.body]).toEqual(
+      referenceBreakdown(traffic, SCOPE(), "country").slice(0, 4),
+    );
+    const country = await get<unknown[]>("country", { ...WINDOW, limit: "2" });
+    const foreign = country.headers.get("x-next-cursor") ?? "";
+    expectProblem(
+      await get("traffic/geo", { ...WINDOW, limit: "2", cursor: foreign }),
+      400,
+      "VALIDATION_FAILED",
+      "cursor",
+    );
+  });
+});
+
+describe("groups and saved reports", () => {
+  it.each([
+    ["groups", "Groups are not supported by this API."],
+    ["groups/types", "Groups are not supported by this API."],
+    ["groups/team-1", "Groups are not supported by this API."],
+    ["groups/team-1/members", "Groups are not supported by this API."],
+    ["reports/r1/data", "Saved reports are not supported by this API."],
+    ["reports/r1", "Saved reports are not supported by this API."],
+  ])("/%s is a 404 that says so", async (path, detail) => {
+    const response = await get(path);
+    expectProblem(response, 404, "NOT_FOUND");
+    expect(response.body).toMatchObject({ detail, message: detail });
+  });
+
+  it("still needs credentials and a readable project", async () => {
+    expectProblem(await call(`/insights/${tenant.projectId}/groups`), 401, "UNAUTHENTICATED");
+    const other = await call(`/insights/${tenant.otherProjectId}/reports/r1/data`, {
+      headers: credentialHeaders(tenant.read),
+    });
+    expectProblem(other, 404, "PROJECT_NOT_FOUND");
+  });
+});
