@@ -75,6 +75,10 @@ export const PageRowSchema = v.object({
   pageviews: v.pipe(v.number(), v.description("Screen views of this page in those sessions.")),
   bounce_rate: v.pipe(v.number(), v.description("Bounce rate over those sessions (percent, 2 decimals).")),
   avg_duration: v.pipe(v.number(), v.description("Mean time on page in seconds, over views longer than 0.")),
+  revenue: v.pipe(
+    v.number(),
+    v.description("Revenue (cents) carried by those screen views, as OpenPanel's rows; usually 0."),
+  ),
 });
 
 export const BreakdownRowSchema = v.object({

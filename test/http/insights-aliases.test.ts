@@ -6,7 +6,7 @@ import {
   insertEvents,
   type Tenant,
 } from "../support/factories";
-import { type RawEvent, referenceBreakdown, referenceMetrics } from "../support/reference";
+import { type RawEvent, referenceBreakdown, referenceMetrics, referencePages } from "../support/reference";
 import { generateTraffic } from "../support/traffic";
 import { call, expectProblem, testDatabase } from "../support/worker/http";
 
@@ -38,6 +38,17 @@ beforeAll(async () => {
     from: utc("2026-05-01T00:00:00Z"),
     to: utc("2026-05-18T00:00:00Z"),
   });
+  // Pages seen once each, so the project has more pages than /pages answers by default.
+  for (let i = 0; i < 8; i++) {
+    const [first] = generateTraffic({
+      projectId: tenant.projectId,
+      seed: 50 + i,
+      sessions: 1,
+      from: utc("2026-05-02T00:00:00Z"),
+      to: utc("2026-05-03T00:00:00Z"),
+    });
+    if (first) traffic.push({ ...first, path: `/extra-${i}`, name: "screen_view", revenue: i * 10 });
+  }
   await insertEvents(database.db, traffic as EventInput[]);
 });
 afterAll(() => database.close());
@@ -113,6 +124,32 @@ describe("/overview", () => {
       "VALIDATION_FAILED",
       "interval",
     );
+  });
+});
+
+describe("/pages/top", () => {
+  it("is /pages with up to 1000 rows by default, each with the revenue of its screen views", async () => {
+    const top = await get<Array<{ revenue: number }>>("pages/top", WINDOW);
+    expect(top.status).toBe(200);
+    const expected = referencePages(traffic, SCOPE());
+    expect(expected.length).toBeGreaterThan(10);
+    expect(top.body).toEqual(expected);
+    expect(top.body.some((row) => row.revenue > 0)).toBe(true);
+    const pages = await get<unknown[]>("pages", WINDOW);
+    expect(pages.body).toEqual(expected.slice(0, 10));
+    const paged = await get<unknown[]>("pages/top", { ...WINDOW, limit: "4" });
+    const next = await get<unknown[]>("pages/top", {
+      ...WINDOW,
+      limit: "4",
+      cursor: paged.headers.get("x-next-cursor") ?? "",
+    });
+    expect([...paged.body, ...next.body]).toEqual(expected.slice(0, 8));
+  });
+
+  it("under a filter, the revenue of the filtered sessions' screen views only", async () => {
+    const filters = [{ name: "country", operator: "is", value: ["NO"] }];
+    const top = await get<unknown[]>("pages/top", { ...WINDOW, filters: JSON.stringify(filters) });
+    expect(top.body).toEqual(referencePages(traffic, { ...SCOPE(), filters }));
   });
 });
 

@@ -205,6 +205,7 @@ describe("GET /openapi.json and /docs", () => {
       "/insights/{projectId}/metrics",
       "/insights/{projectId}/overview",
       "/insights/{projectId}/pages",
+      "/insights/{projectId}/pages/top",
       "/insights/{projectId}/reports/{reportId}/data",
       "/insights/{projectId}/traffic/devices",
       "/insights/{projectId}/traffic/geo",

@@ -275,6 +275,7 @@ export function referencePages(events: RawEvent[], scope: RefScope) {
           timed.reduce((sum, event) => sum + event.duration, 0),
           timed.length * 1000,
         ),
+        revenue: page.views.reduce((sum, event) => sum + event.revenue, 0),
       };
     })
     .sort(

@@ -120,7 +120,13 @@ export function generateTraffic(options: TrafficOptions): RawEvent[] {
         utmTerm: e === 0 ? utmTerm : null,
         utmContent: e === 0 ? utmContent : null,
         duration: isView && e < count - 1 ? Math.min(gap, 300_000) : 0,
-        revenue: purchase ? 100 + Math.floor(random() * 9_900) : 0,
+        // About one screen view in 50 carries revenue too (page rows sum it), taken from the gap so
+        // the random sequence, and so every other value, stays as it was.
+        revenue: purchase
+          ? 100 + Math.floor(random() * 9_900)
+          : isView && gap % 50 === 7
+            ? 100 + (gap % 900)
+            : 0,
         properties: isView
           ? {}
           : {

@@ -111,6 +111,10 @@ export const events = pgTable(
     index("events_project_session_idx").on(t.projectId, t.sessionId),
     // Derived-table routine: rows committed since the last run. Append-ordered, so BRIN is tiny.
     index("events_ingest_xid_idx").using("brin", t.ingestXid),
+    // The revenue of page rows: the few screen views that carry revenue (src/queries/insights/page-revenue.ts).
+    index("events_screen_view_revenue_idx")
+      .on(t.projectId, t.createdAt)
+      .where(sql`${t.name} = 'screen_view' and ${t.revenue} <> 0`),
   ],
 );
 

@@ -2,7 +2,7 @@ import { and, eq, gt, gte, lt, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { pageDimensionRollups, sessionPages } from "../../db/schema";
 import { dimensionValueCondition, sessionConditions } from "../filter-conditions";
-import type { DimensionFilter, Page, PageRow, SessionScope } from "./model";
+import type { DimensionFilter, Page, RankedPage, SessionScope } from "./model";
 import { rankedPages } from "./ranked-rows";
 import { daysWithExactParts, projectDaysBuilt } from "./window-rows";
 
@@ -17,7 +17,7 @@ export async function dimensionTopPages(
   scope: SessionScope,
   { dimension, filter }: DimensionFilter,
   page: Page,
-): Promise<PageRow[]> {
+): Promise<RankedPage[]> {
   const r = pageDimensionRollups;
   const sp = sessionPages;
   const rows = daysWithExactParts(

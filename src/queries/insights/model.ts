@@ -111,7 +111,10 @@ export type PageRowSource = {
   avg_duration: Numeric;
 };
 
-export function toPageRow(row: PageRowSource): PageRow {
+/** A page row as the ranking paths give it; its revenue comes from page-revenue.ts. */
+export type RankedPage = Omit<PageRow, "revenue">;
+
+export function toPageRow(row: PageRowSource): RankedPage {
   return {
     title: row.title,
     origin: row.origin,

@@ -8,10 +8,12 @@ import {
   dayRollupsFilter,
   type Page,
   type PageRow,
+  type RankedPage,
   rollupsCover,
   type SessionScope,
   toPageRow,
 } from "./model";
+import { withPageRevenue } from "./page-revenue";
 import { rolledUpTopPages } from "./rollups";
 import { windowDates } from "./session-scope";
 
@@ -21,6 +23,10 @@ import { windowDates } from "./session-scope";
  * row more than asked so the caller knows whether another page follows.
  */
 export function topPages(db: Database, scope: SessionScope, page: Page): Promise<PageRow[]> {
+  return withPageRevenue(db, scope, rankedTopPages(db, scope, page));
+}
+
+function rankedTopPages(db: Database, scope: SessionScope, page: Page): Promise<RankedPage[]> {
   if (rollupsCover(scope)) return rolledUpTopPages(db, scope, page);
   const filter = dayRollupsFilter(scope);
   if (filter) return dimensionTopPages(db, scope, filter, page);
@@ -31,7 +37,7 @@ export function topPages(db: Database, scope: SessionScope, page: Page): Promise
  * From the session pages of the window's sessions: a session counts once per page it viewed.
  * Filters apply to the session each page row names, so no events are read.
  */
-async function exactTopPages(db: Database, scope: SessionScope, page: Page): Promise<PageRow[]> {
+async function exactTopPages(db: Database, scope: SessionScope, page: Page): Promise<RankedPage[]> {
   const window = windowDates(scope);
   const sessionCount = sql<string>`count(*)`;
   const rows = await db

@@ -5,8 +5,8 @@ import {
   type BreakdownRow,
   type BreakdownRowSource,
   type Page,
-  type PageRow,
   type PageRowSource,
+  type RankedPage,
   toBreakdownRow,
   toPageRow,
 } from "./model";
@@ -18,7 +18,7 @@ import {
  */
 
 /** Top pages from a FROM item of page rows (title, origin, path, sessions, pageviews, bounces, duration_ms, timed_views). */
-export async function rankedPages(db: Database, rows: SQL, page: Page): Promise<PageRow[]> {
+export async function rankedPages(db: Database, rows: SQL, page: Page): Promise<RankedPage[]> {
   const sessionCount = sql`sum(sessions)`;
   const result = await db.execute<PageRowSource>(sql`
     select max(title) as title, origin, path, ${sessionCount} as sessions, sum(pageviews) as pageviews,

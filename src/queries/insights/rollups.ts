@@ -9,7 +9,7 @@ import {
   type MetricsAnswer,
   type Numeric,
   type Page,
-  type PageRow,
+  type RankedPage,
   type SessionScope,
   spreadOverBuckets,
   toBucketMetrics,
@@ -85,7 +85,7 @@ export async function rolledUpSessionMetrics(
   return { ...answer, approximate: visitors.approximate ? ["unique_visitors"] : [] };
 }
 
-export function rolledUpTopPages(db: Database, scope: SessionScope, page: Page): Promise<PageRow[]> {
+export function rolledUpTopPages(db: Database, scope: SessionScope, page: Page): Promise<RankedPage[]> {
   return rankedPages(db, windowRows("pages", scope, []), page);
 }
 

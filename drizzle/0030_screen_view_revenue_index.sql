@@ -1,0 +1,1 @@
+CREATE INDEX "events_screen_view_revenue_idx" ON "events" USING btree ("project_id","created_at") WHERE "events"."name" = 'screen_view' and "events"."revenue" <> 0;
