@@ -272,6 +272,9 @@ const LIST_PARAMS: Param[] = [
 ];
 
 const TRAFFIC_PARAMS: Param[] = [
+  ["eventNames", (rng) => rng.pick(["screen_view", '["purchase","signup"]']), text],
+  ["country", (rng) => rng.pick(["NO", "US"]), text],
+  ["properties", () => '{"plan":"pro"}', (rng) => json(rng, () => scalar(rng), 3)],
   [
     "breakdown",
     (rng) => rng.pick(["country", "city", "referrer_name", "utm_source", "browser", "os_version"]),
@@ -379,6 +382,8 @@ function route(rng: Rng, target: FuzzTarget): string {
       // OpenPanel's newer names: the overview, the traffic groups, groups and saved reports.
       const alias = rng.pick([
         "overview",
+        "pages/top",
+        "events",
         "traffic/referrers",
         "traffic/geo",
         "traffic/devices",

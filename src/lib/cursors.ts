@@ -8,7 +8,8 @@ import { EARLIEST_INSTANT_MS, LATEST_INSTANT_MS } from "./timezone";
  *   names a place, not a query, so it stays valid whatever else the request says;
  * - an offset into a ranked insights list, bound to the query it came from by a fingerprint, so a
  *   cursor replayed against another query (range, filters, project) is a 400, never a silently
- *   wrong page.
+ *   wrong page;
+ * - a keyset position in a listing (`/events`, newest first), bound to its query the same way.
  *
  * Layout: `<base64url(text)>.<base64url(MAC)>`, the MAC being the first 16 bytes of
  * HMAC-SHA-256(secret, kind + "\n" + text). Only this API can write a cursor it accepts: a forged or
@@ -30,7 +31,7 @@ export function cursorSecret(source: CursorKeySource): string {
   return source.CURSOR_SECRET ? source.CURSOR_SECRET : `cursor-key-from-database-url\n${source.DATABASE_URL}`;
 }
 
-type CursorKind = "event" | "offset";
+type CursorKind = "event" | "offset" | "listing";
 
 const MAC_BYTES = 16;
 const encoder = new TextEncoder();
@@ -114,6 +115,20 @@ export async function decodeEventCursor(secret: string, cursor: string): Promise
   return { createdAt, id: match[2] };
 }
 
+const invalidCursor = () =>
+  ApiError.invalid("cursor", "cursor is not valid for this query; start again without it");
+
+/** The JSON object a signed cursor of `kind` carries, its fields unchecked; a 400 when it is not one. */
+async function signedPayload<T>(secret: string, kind: CursorKind, cursor: string): Promise<Partial<T>> {
+  let payload: unknown;
+  try {
+    payload = JSON.parse((await verified(secret, kind, cursor)) ?? "");
+  } catch {
+    throw invalidCursor();
+  }
+  return (payload ?? {}) as Partial<T>;
+}
+
 interface OffsetPayload {
   o: number;
   q: string;
@@ -135,15 +150,41 @@ export async function decodeOffsetCursor(
   fingerprint: string,
 ): Promise<number> {
   if (cursor === undefined) return 0;
-  const invalid = ApiError.invalid("cursor", "cursor is not valid for this query; start again without it");
-  let payload: unknown;
-  try {
-    payload = JSON.parse((await verified(secret, "offset", cursor)) ?? "");
-  } catch {
-    throw invalid;
-  }
-  const { o, q } = (payload ?? {}) as Partial<OffsetPayload>;
+  const { o, q } = await signedPayload<OffsetPayload>(secret, "offset", cursor);
   // A safe integer: an offset past them would reach the query as a bigint it cannot parse.
-  if (typeof o !== "number" || !Number.isSafeInteger(o) || o < 0 || q !== fingerprint) throw invalid;
+  if (typeof o !== "number" || !Number.isSafeInteger(o) || o < 0 || q !== fingerprint) throw invalidCursor();
   return o;
+}
+
+interface ListingPayload {
+  t: number;
+  i: string;
+  q: string;
+}
+
+/** A listing's next page: after `position` (its last row), for the query of `fingerprint` only. */
+export function encodeListingCursor(
+  secret: string,
+  position: CursorPosition,
+  fingerprint: string,
+): Promise<string> {
+  return sign(
+    secret,
+    "listing",
+    JSON.stringify({ t: position.createdAt, i: position.id, q: fingerprint } satisfies ListingPayload),
+  );
+}
+
+/** The position a listing cursor names; undefined without one. Forged or another query's: a 400. */
+export async function decodeListingCursor(
+  secret: string,
+  cursor: string | undefined,
+  fingerprint: string,
+): Promise<CursorPosition | undefined> {
+  if (cursor === undefined) return undefined;
+  const { t, i, q } = await signedPayload<ListingPayload>(secret, "listing", cursor);
+  const inRange =
+    typeof t === "number" && Number.isSafeInteger(t) && t >= EARLIEST_INSTANT_MS && t <= LATEST_INSTANT_MS;
+  if (!inRange || typeof i !== "string" || q !== fingerprint) throw invalidCursor();
+  return { createdAt: t, id: i };
 }

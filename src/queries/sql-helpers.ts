@@ -28,3 +28,8 @@ export const toNumber = (value: string | number | null | undefined): number => N
 export function rankOrder(count: SQL, ...keys: Array<SQL | AnyColumn>): SQL[] {
   return [sql`${count} desc`, ...keys.map((key) => sql`${key} collate "C" asc nulls last`)];
 }
+
+/** A timestamp as RFC 3339 text in UTC with milliseconds (`2026-11-01T10:02:11.412Z`), written by Postgres. */
+export function isoText(column: SQL | AnyColumn): SQL<string> {
+  return sql<string>`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+}

@@ -107,7 +107,7 @@ export const LimitParam = (defaultLimit: number, max = 1000) =>
 export const CursorParam = v.optional(
   v.pipe(
     v.string(),
-    v.maxLength(200, "cursor is not one this API issued"),
+    v.maxLength(600, "cursor is not one this API issued"),
     v.description("Opaque cursor from the previous page's `X-Next-Cursor` header (or its `Link: rel=next`)."),
   ),
 );
@@ -125,3 +125,30 @@ export const ProjectParams = {
 
 /** Whether rollups may answer (wrangler var ROLLUPS; "off" forces the exact path everywhere). */
 export const rollupsAllowed = (c: Context<AppEnv>): boolean => c.env.ROLLUPS !== "off";
+
+/**
+ * A list of strings in the query (contract A1): the key repeated (`steps=a&steps=b`), or one value
+ * holding a JSON array of strings (recognised by its leading `[`). A comma is part of a value.
+ */
+export const StringListParam = (param: string, description: string) =>
+  v.pipe(
+    v.union([v.string(), v.array(v.string())], `${param} must be text; repeat the key for several values`),
+    v.description(description),
+    v.rawTransform<string | string[], string[]>(({ dataset, addIssue, NEVER }) => {
+      const values = Array.isArray(dataset.value) ? dataset.value : [dataset.value];
+      if (values.length === 1 && values[0]?.trimStart().startsWith("[")) {
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(values[0]);
+        } catch {
+          parsed = undefined;
+        }
+        if (!Array.isArray(parsed) || !parsed.every((item) => typeof item === "string")) {
+          addIssue({ message: `${param} starting with [ must be a JSON array of strings` });
+          return NEVER;
+        }
+        return parsed;
+      }
+      return values;
+    }),
+  );

@@ -15,7 +15,7 @@ import {
   referencePages,
 } from "../support/reference";
 import { generateTraffic } from "../support/traffic";
-import { call, expectProblem, testDatabase } from "../support/worker/http";
+import { call, expectProblem, queryString, testDatabase } from "../support/worker/http";
 
 /**
  * Differential tests: every number the insights endpoints answer is compared with the plain
@@ -69,14 +69,8 @@ beforeAll(async () => {
 });
 afterAll(() => database.close());
 
-function query(params: Record<string, string | undefined>): string {
-  const search = new URLSearchParams();
-  for (const [key, value] of Object.entries(params)) if (value !== undefined) search.set(key, value);
-  return search.toString();
-}
-
 const get = <T>(path: string, params: Record<string, string | undefined> = {}) =>
-  call<T>(`/insights/${tenant.projectId}/${path}?${query(params)}`, {
+  call<T>(`/insights/${tenant.projectId}/${path}?${queryString(params)}`, {
     headers: { ...credentialHeaders(tenant.read), "Cache-Control": "no-cache" },
   });
 

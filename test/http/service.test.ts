@@ -199,6 +199,7 @@ describe("GET /openapi.json and /docs", () => {
       "/export/charts",
       "/export/events",
       "/health",
+      "/insights/{projectId}/events",
       "/insights/{projectId}/groups",
       "/insights/{projectId}/groups/{groupId}",
       "/insights/{projectId}/live",

@@ -120,6 +120,14 @@ function matches(value: unknown, filter: RawFilter, numericField: boolean): bool
   }
 }
 
+/** Event-scoped filters (contract A1): every filter holds for the event's own field. */
+export function eventPasses(event: RawEvent, filters: RawFilter[]): boolean {
+  return filters.every((filter) => {
+    const name = filter.name.startsWith("properties.") ? filter.name : snakeCase(filter.name);
+    return matches(fieldValue(event, name), filter, NUMERIC_FIELD_NAMES.has(name));
+  });
+}
+
 function sessionPasses(session: RefSession, filters: RawFilter[]): boolean {
   return filters.every((filter) => {
     const name = filter.name.startsWith("properties.") ? filter.name : snakeCase(filter.name);

@@ -3,8 +3,10 @@ import { describe, expect, it } from "vitest";
 import {
   cursorSecret,
   decodeEventCursor,
+  decodeListingCursor,
   decodeOffsetCursor,
   encodeEventCursor,
+  encodeListingCursor,
   encodeOffsetCursor,
   queryFingerprint,
 } from "../../src/lib/cursors";
@@ -25,7 +27,7 @@ const macOf = (kind: string, text: string, secret = SECRET) =>
     .subarray(0, 16)
     .toString("base64url");
 /** A cursor as this API signs it: base64url of the text, a dot, the truncated HMAC. */
-const signed = (kind: "event" | "offset", text: string, secret = SECRET) =>
+const signed = (kind: "event" | "offset" | "listing", text: string, secret = SECRET) =>
   `${base64url(text)}.${macOf(kind, text, secret)}`;
 const eventCursor = (text: string) => signed("event", text);
 const offsetCursor = (text: string) => signed("offset", text);
@@ -298,5 +300,38 @@ describe("query fingerprints", () => {
     const again = await queryFingerprint({ projectId: "p1", limit: 10 });
     expect(await decodeOffsetCursor(SECRET, cursor, again)).toBe(10);
     await expectCursorRejected(() => decodeOffsetCursor(SECRET, cursor, second));
+  });
+});
+
+describe("listing cursors", () => {
+  const fingerprint = "0123456789abcdef";
+  const position = { createdAt: MS, id: ID };
+
+  it("are base64url of {t, i, q}, a dot and the MAC over `listing` and the text", async () => {
+    const text = `{"t":${MS},"i":"${ID}","q":"${fingerprint}"}`;
+    expect(await encodeListingCursor(SECRET, position, fingerprint)).toBe(signed("listing", text));
+  });
+
+  it("round-trip the position under the same fingerprint; none without a cursor", async () => {
+    const cursor = await encodeListingCursor(SECRET, position, fingerprint);
+    expect(await decodeListingCursor(SECRET, cursor, fingerprint)).toEqual(position);
+    expect(await decodeListingCursor(SECRET, undefined, fingerprint)).toBeUndefined();
+  });
+
+  it("are a 400 against another query, forged, of another kind or out of range", async () => {
+    const cursor = await encodeListingCursor(SECRET, position, fingerprint);
+    await expectCursorRejected(() => decodeListingCursor(SECRET, cursor, "fedcba9876543210"));
+    const text = `{"t":${MS},"i":"${ID}","q":"${fingerprint}"}`;
+    await expectCursorRejected(() => decodeListingCursor(SECRET, base64url(text), fingerprint));
+    await expectCursorRejected(() => decodeListingCursor(SECRET, signed("offset", text), fingerprint));
+    await expectCursorRejected(() =>
+      decodeListingCursor(SECRET, signed("listing", text, OTHER_SECRET), fingerprint),
+    );
+    for (const t of [YEAR_9999_END + 1, 1.5, "5"]) {
+      const bad = signed("listing", JSON.stringify({ t, i: ID, q: fingerprint }));
+      await expectCursorRejected(() => decodeListingCursor(SECRET, bad, fingerprint));
+    }
+    const noId = signed("listing", JSON.stringify({ t: MS, q: fingerprint }));
+    await expectCursorRejected(() => decodeListingCursor(SECRET, noId, fingerprint));
   });
 });

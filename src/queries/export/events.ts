@@ -5,7 +5,7 @@ import { eventMeta, events, profiles } from "../../db/schema";
 import type { Filter } from "../../lib/filter-parser";
 import type { ExportedEvent } from "../../schemas/export-events";
 import { eventConditions } from "../filter-conditions";
-import { toNumber } from "../sql-helpers";
+import { isoText, toNumber } from "../sql-helpers";
 
 /**
  * Raw event export (contract section 6): the events of one project newest first, `created_at`
@@ -257,9 +257,6 @@ export async function readEventPage(
 }
 
 /** A timestamp as `toISOString()` writes it (UTC, milliseconds, `Z`). */
-function isoText(column: SQL | AnyPgColumn): SQL {
-  return sql`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-}
 
 /** One page of the export as NDJSON lines and the position of its last event. */
 export interface EventLines {

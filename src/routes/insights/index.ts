@@ -3,6 +3,7 @@ import type { AppEnv } from "../../env";
 import { authorizeProject } from "../../middleware/auth";
 import { admitClient } from "../../middleware/rate-limit";
 import { breakdown } from "./breakdown";
+import { eventListing } from "./events";
 import { live } from "./live";
 import { metrics } from "./metrics";
 import { overview } from "./overview";
@@ -20,6 +21,7 @@ export const insights = new Hono<AppEnv>()
   .route("/", metrics)
   .route("/", pages)
   .route("/", overview)
+  .route("/", eventListing)
   .route("/", traffic)
   .route("/", notSupported)
   // Last: `/:projectId/:dimension` would otherwise shadow the named routes.

@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { type Filter, normalizeFilters } from "../../lib/filter-parser";
-import { type ResolvedRange, rangeFingerprint, resolveRange } from "../../lib/range";
+import { type RangePreset, type ResolvedRange, rangeFingerprint, resolveRange } from "../../lib/range";
 import { type RangeQuery, rollupsAllowed } from "../params";
 
 export interface InsightsScope {
@@ -19,7 +19,7 @@ export interface InsightsScope {
 export function resolveInsightsScope(
   c: Context<AppEnv>,
   query: RangeQuery,
-  options: { autoInterval: boolean },
+  options: { autoInterval: boolean; defaultRange?: RangePreset },
 ): InsightsScope {
   const range = resolveRange({
     range: query.range,
@@ -30,6 +30,7 @@ export function resolveInsightsScope(
     previous: query.previous === "true",
     now: new Date(),
     autoInterval: options.autoInterval,
+    defaultRange: options.defaultRange,
     firstEventAt: c.get("project").firstEventAt,
   });
   return {

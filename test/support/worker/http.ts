@@ -40,3 +40,13 @@ export function expectProblem(response: ApiResponse, status: number, code: strin
     expect((body.errors as Array<{ path: string }>).map((error) => error.path)).toContain(path);
   }
 }
+
+/** A query string: undefined values left out, an array value as the key repeated. */
+export function queryString(params: Record<string, string | string[] | undefined>): string {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(params)) {
+    for (const item of value === undefined ? [] : Array.isArray(value) ? value : [value])
+      search.append(key, item);
+  }
+  return search.toString();
+}

@@ -1,0 +1,56 @@
+import * as v from "valibot";
+
+/** The rows of the listings (contract A3): OpenPanel's snake_case rows; the TypeScript types derive from these. */
+
+const text = (description?: string) =>
+  description ? v.pipe(v.nullable(v.string()), v.description(description)) : v.nullable(v.string());
+
+export const EventRowSchema = v.pipe(
+  v.object({
+    id: v.string(),
+    name: v.string(),
+    device_id: v.string(),
+    profile_id: v.string(),
+    project_id: v.string(),
+    session_id: v.string(),
+    created_at: v.pipe(v.string(), v.description("RFC 3339 in UTC with milliseconds.")),
+    path: text(),
+    origin: text(),
+    title: text(),
+    referrer: text(),
+    referrer_name: text(),
+    referrer_type: text(),
+    duration: v.pipe(v.number(), v.description("Milliseconds.")),
+    revenue: v.pipe(v.number(), v.description("Cents.")),
+    properties: v.pipe(
+      v.record(v.string(), v.string()),
+      v.description(
+        "Each flattened key (`a.b`, `items.0.sku`) with a set value, mapped to its text (a number's JSON text, `true`/`false`).",
+      ),
+    ),
+    country: text(),
+    region: text(),
+    city: text(),
+    latitude: v.nullable(v.number()),
+    longitude: v.nullable(v.number()),
+    device: text(),
+    brand: text(),
+    model: text(),
+    browser: text(),
+    browser_version: text(),
+    os: text(),
+    os_version: text(),
+    utm_source: text(),
+    utm_medium: text(),
+    utm_campaign: text(),
+    utm_term: text(),
+    utm_content: text(),
+    imported_at: v.pipe(v.null(), v.description("Not stored by this service: always null.")),
+    sdk_name: v.pipe(v.null(), v.description("Not stored by this service: always null.")),
+    sdk_version: v.pipe(v.null(), v.description("Not stored by this service: always null.")),
+    groups: v.pipe(v.array(v.string()), v.description("Groups are not supported: always [].")),
+  }),
+  v.metadata({ ref: "EventRow" }),
+);
+
+export type EventRow = v.InferOutput<typeof EventRowSchema>;
