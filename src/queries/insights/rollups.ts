@@ -9,12 +9,11 @@ import {
   type MetricsAnswer,
   type Numeric,
   type Page,
-  type RankedPage,
   type SessionScope,
   spreadOverBuckets,
   toBucketMetrics,
 } from "./model";
-import { rankedBreakdown, rankedPages } from "./ranked-rows";
+import { rankedBreakdown } from "./ranked-rows";
 import { windowVisitors } from "./visitors";
 import { windowRows } from "./window-rows";
 
@@ -83,10 +82,6 @@ export async function rolledUpSessionMetrics(
     }
   });
   return { ...answer, approximate: visitors.approximate ? ["unique_visitors"] : [] };
-}
-
-export function rolledUpTopPages(db: Database, scope: SessionScope, page: Page): Promise<RankedPage[]> {
-  return rankedPages(db, windowRows("pages", scope, []), page);
 }
 
 export function rolledUpBreakdown(
