@@ -274,6 +274,8 @@ const LIST_PARAMS: Param[] = [
 const TRAFFIC_PARAMS: Param[] = [
   ["eventNames", (rng) => rng.pick(["screen_view", '["purchase","signup"]']), text],
   ["country", (rng) => rng.pick(["NO", "US"]), text],
+  ["sortBy", (rng) => rng.pick(["sessions", "avg_duration"]), text],
+  ["search", (rng) => rng.pick(["/", "%", "shop"]), text],
   ["properties", () => '{"plan":"pro"}', (rng) => json(rng, () => scalar(rng), 3)],
   [
     "breakdown",
@@ -383,6 +385,7 @@ function route(rng: Rng, target: FuzzTarget): string {
       const alias = rng.pick([
         "overview",
         "pages/top",
+        "pages/performance",
         "events",
         "traffic/referrers",
         "traffic/geo",

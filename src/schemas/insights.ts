@@ -81,6 +81,43 @@ export const PageRowSchema = v.object({
   ),
 });
 
+/** `/pages/performance` (contract A4): every page with its figures and SEO signals. */
+export const PagePerformanceResponse = v.pipe(
+  v.object({
+    total_pages: v.pipe(v.number(), v.description("Pages matching `search`, uncapped.")),
+    shown: v.pipe(v.number(), v.description("Rows in this page.")),
+    pages: v.array(
+      v.object({
+        origin: v.nullable(v.string()),
+        path: v.nullable(v.string()),
+        title: v.pipe(v.string(), v.description('A title seen for the page, "" when unknown.')),
+        sessions: v.pipe(v.number(), v.description("Sessions with a screen view of this page.")),
+        pageviews: v.pipe(v.number(), v.description("Screen views of this page in those sessions.")),
+        avg_duration: v.pipe(
+          v.number(),
+          v.description("Mean time on page in **minutes**, over views longer than 0."),
+        ),
+        bounce_rate: v.pipe(
+          v.number(),
+          v.description("Bounce rate over those sessions (percent, 2 decimals)."),
+        ),
+        seo_signals: v.object({
+          high_bounce: v.pipe(v.boolean(), v.description("bounce_rate > 70")),
+          low_engagement: v.pipe(v.boolean(), v.description("avg_duration < 1 (minute)")),
+          good_landing_page: v.pipe(v.boolean(), v.description("bounce_rate < 40 and avg_duration > 2")),
+        }),
+      }),
+    ),
+    meta: v.object({
+      startDate: v.string(),
+      endDate: v.string(),
+      timezone: v.string(),
+      hasMore: v.pipe(v.boolean(), v.description("Another page follows (its cursor is in `X-Next-Cursor`).")),
+    }),
+  }),
+  v.metadata({ ref: "PagePerformanceResponse" }),
+);
+
 export const BreakdownRowSchema = v.object({
   name: v.pipe(
     v.nullable(v.string()),
@@ -109,5 +146,6 @@ export const LiveSchema = v.object({
 export type SessionMetrics = v.InferOutput<typeof MetricsSchema>;
 export type MetricsBody = v.InferOutput<typeof MetricsResponse>;
 export type OverviewBody = v.InferOutput<typeof OverviewResponse>;
+export type PagePerformanceBody = v.InferOutput<typeof PagePerformanceResponse>;
 export type PageRow = v.InferOutput<typeof PageRowSchema>;
 export type BreakdownRow = v.InferOutput<typeof BreakdownRowSchema>;

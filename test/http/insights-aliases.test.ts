@@ -6,7 +6,13 @@ import {
   insertEvents,
   type Tenant,
 } from "../support/factories";
-import { type RawEvent, referenceBreakdown, referenceMetrics, referencePages } from "../support/reference";
+import {
+  type RawEvent,
+  referenceBreakdown,
+  referenceMetrics,
+  referencePagePerformance,
+  referencePages,
+} from "../support/reference";
 import { generateTraffic } from "../support/traffic";
 import { call, expectProblem, testDatabase } from "../support/worker/http";
 
@@ -150,6 +156,84 @@ describe("/pages/top", () => {
     const filters = [{ name: "country", operator: "is", value: ["NO"] }];
     const top = await get<unknown[]>("pages/top", { ...WINDOW, filters: JSON.stringify(filters) });
     expect(top.body).toEqual(referencePages(traffic, { ...SCOPE(), filters }));
+  });
+});
+
+describe("/pages/performance", () => {
+  interface PerformanceBody {
+    total_pages: number;
+    shown: number;
+    pages: unknown[];
+    meta: Record<string, unknown>;
+  }
+  const performance = (params: Record<string, string>) =>
+    get<PerformanceBody>("pages/performance", { ...WINDOW, ...params });
+
+  it.each([
+    [{}, { sortBy: "sessions", sortOrder: "desc" }],
+    [
+      { sortBy: "avg_duration", sortOrder: "asc" },
+      { sortBy: "avg_duration", sortOrder: "asc" },
+    ],
+    [{ sortBy: "bounce_rate" }, { sortBy: "bounce_rate", sortOrder: "desc" }],
+    [
+      { sortBy: "pageviews", sortOrder: "asc" },
+      { sortBy: "pageviews", sortOrder: "asc" },
+    ],
+  ] as const)("sorts every page by %j, ties by path then origin", async (params, order) => {
+    const response = await performance({ ...params, limit: "500" });
+    expect(response.status).toBe(200);
+    const expected = referencePagePerformance(traffic, SCOPE(), order);
+    expect(response.body).toEqual({
+      total_pages: expected.length,
+      shown: expected.length,
+      pages: expected,
+      meta: {
+        startDate: "2026-05-01T00:00:00Z",
+        endDate: "2026-05-17T23:59:59.999Z",
+        timezone: "UTC",
+        hasMore: false,
+      },
+    });
+  });
+
+  it.each(["shop", "Pric", "%_off", "/extra-1", "no such page"])(
+    "search=%s matches path, origin or title literally",
+    async (search) => {
+      const response = await performance({ search });
+      const expected = referencePagePerformance(traffic, SCOPE(), {
+        search,
+        sortBy: "sessions",
+        sortOrder: "desc",
+      });
+      expect(response.body.total_pages).toBe(expected.length);
+      expect(response.body.pages).toEqual(expected);
+    },
+  );
+
+  it("pages with limit and cursor, and states the total past the last page", async () => {
+    const expected = referencePagePerformance(traffic, SCOPE(), { sortBy: "sessions", sortOrder: "desc" });
+    const first = await performance({ limit: "4" });
+    expect(first.body).toMatchObject({ total_pages: expected.length, shown: 4, pages: expected.slice(0, 4) });
+    expect(first.body.meta.hasMore).toBe(true);
+    const rest: unknown[] = [];
+    let cursor = first.headers.get("x-next-cursor");
+    while (cursor) {
+      const next = await performance({ limit: "4", cursor });
+      expect(next.body.total_pages).toBe(expected.length);
+      rest.push(...next.body.pages);
+      cursor = next.headers.get("x-next-cursor");
+    }
+    expect([...first.body.pages, ...rest]).toEqual(expected);
+  });
+
+  it.each([
+    ["sortBy", { sortBy: "title" }],
+    ["sortOrder", { sortOrder: "up" }],
+    ["limit", { limit: "501" }],
+    ["search", { search: "x".repeat(201) }],
+  ])("a bad %s is a 400 naming it", async (param, params) => {
+    expectProblem(await performance(params), 400, "VALIDATION_FAILED", param);
   });
 });
 

@@ -239,8 +239,8 @@ function compareText(a: string | null, b: string | null): number {
   return a < b ? -1 : 1;
 }
 
-/** `/pages`, complete and sorted (sessions desc, path, origin). */
-export function referencePages(events: RawEvent[], scope: RefScope) {
+/** Every page of the scope's sessions with its figures, unsorted (time on page in seconds and minutes). */
+function pageFigures(events: RawEvent[], scope: RefScope) {
   const pages = new Map<
     string,
     {
@@ -268,26 +268,74 @@ export function referencePages(events: RawEvent[], scope: RefScope) {
       pages.set(key, page);
     }
   }
-  return [...pages.values()]
-    .map((page) => {
-      const timed = page.views.filter((event) => event.duration > 0);
-      const bounces = [...page.sessions.values()].filter(Boolean).length;
-      return {
-        title: [...page.titles].sort().at(-1) ?? null,
-        origin: page.origin,
-        path: page.path,
-        sessions: page.sessions.size,
-        pageviews: page.views.length,
-        bounce_rate: round2(bounces, page.sessions.size, 100),
-        avg_duration: round2(
-          timed.reduce((sum, event) => sum + event.duration, 0),
-          timed.length * 1000,
-        ),
-        revenue: page.views.reduce((sum, event) => sum + event.revenue, 0),
-      };
-    })
+  return [...pages.values()].map((page) => {
+    const timed = page.views.filter((event) => event.duration > 0);
+    const bounces = [...page.sessions.values()].filter(Boolean).length;
+    return {
+      title: [...page.titles].sort().at(-1) ?? null,
+      origin: page.origin,
+      path: page.path,
+      sessions: page.sessions.size,
+      pageviews: page.views.length,
+      bounce_rate: round2(bounces, page.sessions.size, 100),
+      avg_duration: round2(
+        timed.reduce((sum, event) => sum + event.duration, 0),
+        timed.length * 1000,
+      ),
+      revenue: page.views.reduce((sum, event) => sum + event.revenue, 0),
+      avg_minutes: round2(
+        timed.reduce((sum, event) => sum + event.duration, 0),
+        timed.length * 60_000,
+      ),
+    };
+  });
+}
+
+/** `/pages`, complete and sorted (sessions desc, path, origin). */
+export function referencePages(events: RawEvent[], scope: RefScope) {
+  return pageFigures(events, scope)
+    .map(({ avg_minutes: _minutes, ...row }) => row)
     .sort(
       (a, b) => b.sessions - a.sessions || compareText(a.path, b.path) || compareText(a.origin, b.origin),
+    );
+}
+
+/** `/pages/performance`, complete: matching `search`, sorted by one figure, ties by path then origin. */
+export function referencePagePerformance(
+  events: RawEvent[],
+  scope: RefScope,
+  options: {
+    search?: string;
+    sortBy: "sessions" | "pageviews" | "bounce_rate" | "avg_duration";
+    sortOrder: "asc" | "desc";
+  },
+) {
+  const sign = options.sortOrder === "asc" ? 1 : -1;
+  return pageFigures(events, scope)
+    .map((page) => ({
+      origin: page.origin,
+      path: page.path,
+      title: page.title ?? "",
+      sessions: page.sessions,
+      pageviews: page.pageviews,
+      avg_duration: page.avg_minutes,
+      bounce_rate: page.bounce_rate,
+      seo_signals: {
+        high_bounce: page.bounce_rate > 70,
+        low_engagement: page.avg_minutes < 1,
+        good_landing_page: page.bounce_rate < 40 && page.avg_minutes > 2,
+      },
+    }))
+    .filter(
+      (page) =>
+        options.search === undefined ||
+        [page.path ?? "", page.origin ?? "", page.title].some((text) => text.includes(options.search ?? "")),
+    )
+    .sort(
+      (a, b) =>
+        sign * (a[options.sortBy] - b[options.sortBy]) ||
+        compareText(a.path, b.path) ||
+        compareText(a.origin, b.origin),
     );
 }
 

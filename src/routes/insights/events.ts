@@ -14,7 +14,7 @@ import { listEvents } from "../../queries/listings/events";
 import { EventRowSchema } from "../../schemas/listings";
 import { cachedAnswerResponses, LIST_RESPONSE_HEADERS } from "../openapi";
 import { CursorParam, LimitParam, RangeParams, StringListParam } from "../params";
-import { resolveInsightsScope } from "./scope";
+import { resolveInsightsScope, windowHeaders } from "./scope";
 
 /** The parameters that match one column of the event exactly, by their wire names. */
 const COLUMN_PARAMS = {
@@ -135,12 +135,7 @@ export const eventListing = new Hono<AppEnv>().get(
       body: answer.value.rows.map(({ position: _position, ...row }) => row),
       freshFor: answer.freshFor,
       cacheStatus: answer.cacheStatus,
-      headers: {
-        ...nextPageHeaders(c.req.url, next),
-        "X-Window-Start": scope.range.meta.startDate,
-        "X-Window-End": scope.range.meta.endDate,
-        "X-Timezone": scope.range.timezone,
-      },
+      headers: { ...nextPageHeaders(c.req.url, next), ...windowHeaders(scope.range) },
     });
   },
 );

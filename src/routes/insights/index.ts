@@ -7,6 +7,7 @@ import { eventListing } from "./events";
 import { live } from "./live";
 import { metrics } from "./metrics";
 import { overview } from "./overview";
+import { pagePerformanceRoute } from "./page-performance";
 import { pages } from "./pages";
 import { traffic } from "./traffic";
 import { notSupported } from "./unsupported";
@@ -21,6 +22,7 @@ export const insights = new Hono<AppEnv>()
   .route("/", metrics)
   .route("/", pages)
   .route("/", overview)
+  .route("/", pagePerformanceRoute)
   .route("/", eventListing)
   .route("/", traffic)
   .route("/", notSupported)

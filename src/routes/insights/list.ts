@@ -9,7 +9,7 @@ import { sendJson } from "../../middleware/send-json";
 import { assertValidRegexes } from "../../queries/filter-conditions";
 import type { Page, SessionScope } from "../../queries/insights/model";
 import { CursorParam, LimitParam, RangeParams, type RangeQuery } from "../params";
-import { resolveInsightsScope } from "./scope";
+import { resolveInsightsScope, sessionScopeOf, windowHeaders } from "./scope";
 
 /** Query of the ranked insights lists: the shared range parameters plus `cursor`/`limit`. */
 export const ListQuery = v.object({ ...RangeParams, limit: LimitParam(10), cursor: CursorParam });
@@ -34,17 +34,7 @@ export async function answerList<Row>(
   const answer = await readThrough(c, key, freshnessFor(scope.range), async () => {
     const db = useDatabase(c);
     await assertValidRegexes(db, scope.filters);
-    const rows = await fetchRows(
-      db,
-      {
-        projectId: project.id,
-        window: scope.range.window,
-        filters: scope.filters,
-        rollups: scope.rollups,
-        projectTimezone: scope.projectTimezone,
-      },
-      page,
-    );
+    const rows = await fetchRows(db, sessionScopeOf(scope, project.id), page);
     return { rows: rows.slice(0, page.limit), hasMore: rows.length > page.limit };
   });
   const next = answer.value.hasMore
@@ -54,14 +44,6 @@ export async function answerList<Row>(
     body: answer.value.rows,
     freshFor: answer.freshFor,
     cacheStatus: answer.cacheStatus,
-    headers: {
-      ...nextPageHeaders(c.req.url, next),
-      "X-Window-Start": scope.range.meta.startDate,
-      ...(scope.range.meta.requestedStartDate
-        ? { "X-Requested-Window-Start": scope.range.meta.requestedStartDate }
-        : {}),
-      "X-Window-End": scope.range.meta.endDate,
-      "X-Timezone": scope.range.timezone,
-    },
+    headers: { ...nextPageHeaders(c.req.url, next), ...windowHeaders(scope.range) },
   });
 }

@@ -12,7 +12,7 @@ import {
   type SessionMetrics,
 } from "../../queries/insights/model";
 import type { MetricsBody } from "../../schemas/insights";
-import type { InsightsScope } from "./scope";
+import { type InsightsScope, sessionScopeOf } from "./scope";
 
 /** The metrics either period took from sketches. */
 function approximateMetrics(...answers: Array<MetricsAnswer | undefined>): ApproximateMetric[] {
@@ -37,11 +37,7 @@ export function answerMetrics(c: Context<AppEnv>, scope: InsightsScope): Promise
     readThrough(c, key, freshnessFor(range), async (): Promise<MetricsBody> => {
       const db = useDatabase(c);
       await assertValidRegexes(db, filters);
-      const current = sessionMetrics(
-        db,
-        { projectId: project.id, window: range.window, filters, rollups, projectTimezone },
-        range.buckets,
-      );
+      const current = sessionMetrics(db, sessionScopeOf(scope, project.id), range.buckets);
       const previous = range.previous
         ? sessionMetrics(
             db,

@@ -2,6 +2,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { type Filter, normalizeFilters } from "../../lib/filter-parser";
 import { type RangePreset, type ResolvedRange, rangeFingerprint, resolveRange } from "../../lib/range";
+import type { SessionScope } from "../../queries/insights/model";
 import { type RangeQuery, rollupsAllowed } from "../params";
 
 export interface InsightsScope {
@@ -39,5 +40,26 @@ export function resolveInsightsScope(
     rollups: rollupsAllowed(c),
     projectTimezone: c.get("project").timezone,
     fingerprint: { ...rangeFingerprint(range), filters: query.filters },
+  };
+}
+
+/** The scope as the session queries take it. */
+export function sessionScopeOf(scope: InsightsScope, projectId: string): SessionScope {
+  return {
+    projectId,
+    window: scope.range.window,
+    filters: scope.filters,
+    rollups: scope.rollups,
+    projectTimezone: scope.projectTimezone,
+  };
+}
+
+/** The window of an answer whose body cannot say it (an array, a listing): `X-Window-*` headers. */
+export function windowHeaders(range: ResolvedRange): Record<string, string> {
+  return {
+    "X-Window-Start": range.meta.startDate,
+    ...(range.meta.requestedStartDate ? { "X-Requested-Window-Start": range.meta.requestedStartDate } : {}),
+    "X-Window-End": range.meta.endDate,
+    "X-Timezone": range.timezone,
   };
 }

@@ -1,0 +1,105 @@
+import { Hono } from "hono";
+import { describeRoute } from "hono-openapi";
+import * as v from "valibot";
+import type { AppEnv } from "../../env";
+import { cursorSecret, decodeOffsetCursor, encodeOffsetCursor, queryFingerprint } from "../../lib/cursors";
+import { nextPageHeaders } from "../../lib/paging";
+import { cacheKey, freshnessFor, readThrough } from "../../middleware/cache";
+import { useDatabase } from "../../middleware/database";
+import { sendJson } from "../../middleware/send-json";
+import { validate } from "../../middleware/validate";
+import { assertValidRegexes } from "../../queries/filter-conditions";
+import { PERFORMANCE_SORTS, pagePerformance } from "../../queries/insights/page-performance";
+import { type PagePerformanceBody, PagePerformanceResponse } from "../../schemas/insights";
+import { cachedAnswerResponses, LIST_RESPONSE_HEADERS } from "../openapi";
+import { CursorParam, LimitParam, OneOfParam, RangeParams } from "../params";
+import { resolveInsightsScope, sessionScopeOf, windowHeaders } from "./scope";
+
+const PerformanceQuery = v.object({
+  ...RangeParams,
+  search: v.optional(
+    v.pipe(
+      v.string(),
+      v.maxLength(200, "search is at most 200 characters"),
+      v.description("Literal, case-sensitive substring of the page's path, origin or title."),
+    ),
+  ),
+  sortBy: v.optional(
+    OneOfParam("sortBy", PERFORMANCE_SORTS, "The figure to sort by (default `sessions`)."),
+    "sessions",
+  ),
+  sortOrder: v.optional(OneOfParam("sortOrder", ["asc", "desc"], "Sort direction (default `desc`)."), "desc"),
+  limit: LimitParam(50, 500),
+  cursor: CursorParam,
+});
+
+export const pagePerformanceRoute = new Hono<AppEnv>().get(
+  "/:projectId/pages/performance",
+  describeRoute({
+    tags: ["Insights"],
+    summary: "Every page with its figures and SEO signals, sorted by any figure",
+    description:
+      "Every page of the window's sessions (no top-N cut before sorting), matching `search`, sorted by `sortBy` in `sortOrder`, ties by path then origin ascending. `avg_duration` is in **minutes**; `total_pages` counts every matching page. Paged with `limit`/`cursor` (next page in `Link`/`X-Next-Cursor`).",
+    responses: cachedAnswerResponses({
+      description: "Page performance",
+      schema: PagePerformanceResponse,
+      headers: LIST_RESPONSE_HEADERS,
+    }),
+  }),
+  validate("query", PerformanceQuery),
+  async (c) => {
+    const query = c.req.valid("query");
+    const project = c.get("project");
+    const scope = resolveInsightsScope(c, query, { autoInterval: false, defaultRange: "30d" });
+    const search = query.search === "" ? undefined : query.search;
+    const order = { search: search ?? null, sortBy: query.sortBy, sortOrder: query.sortOrder };
+    const fingerprint = await queryFingerprint({
+      route: "pages/performance",
+      project: project.id,
+      ...scope.fingerprint,
+      ...order,
+    });
+    const secret = cursorSecret(c.env);
+    const page = { offset: await decodeOffsetCursor(secret, query.cursor, fingerprint), limit: query.limit };
+    const key = await cacheKey(project.id, "pages/performance", { fingerprint, page });
+    const answer = await readThrough(
+      c,
+      key,
+      freshnessFor(scope.range),
+      async (): Promise<PagePerformanceBody> => {
+        const db = useDatabase(c);
+        await assertValidRegexes(db, scope.filters);
+        const { total, rows } = await pagePerformance(db, sessionScopeOf(scope, project.id), {
+          search,
+          sortBy: query.sortBy,
+          sortOrder: query.sortOrder,
+          page,
+        });
+        const shown = rows.slice(0, page.limit).map((row) => ({
+          ...row,
+          seo_signals: {
+            high_bounce: row.bounce_rate > 70,
+            low_engagement: row.avg_duration < 1,
+            good_landing_page: row.bounce_rate < 40 && row.avg_duration > 2,
+          },
+        }));
+        const { startDate, endDate, timezone } = scope.range.meta;
+        return {
+          total_pages: total,
+          shown: shown.length,
+          pages: shown,
+          meta: { startDate, endDate, timezone, hasMore: rows.length > page.limit },
+        };
+      },
+    );
+    const next = answer.value.meta.hasMore
+      ? await encodeOffsetCursor(secret, page.offset + page.limit, fingerprint)
+      : undefined;
+    return sendJson(c, {
+      body: answer.value,
+      freshFor: answer.freshFor,
+      cacheStatus: answer.cacheStatus,
+      headers: { ...nextPageHeaders(c.req.url, next), ...windowHeaders(scope.range) },
+    });
+  },
+);
