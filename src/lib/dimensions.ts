@@ -74,3 +74,20 @@ export const CHART_ROLLUP_COLUMNS = [
 ] as const;
 
 export type ChartRollupColumn = (typeof CHART_ROLLUP_COLUMNS)[number];
+
+/**
+ * The top-level event columns of the analyses contract (A1), in its order: what discovery lists as
+ * `columns` and what a `propertyKey` names before the properties. The catalogue routine
+ * (src/db/routines/refresh_catalogue.sql) spells the same list; test/node/routines.test.ts holds
+ * them equal.
+ */
+export const EVENT_COLUMNS = [
+  "path",
+  "origin",
+  ...BREAKDOWN_DIMENSIONS,
+  "profile_id",
+  "device_id",
+  "session_id",
+  "duration",
+  "revenue",
+] as const;

@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { BREAKDOWN_DIMENSIONS } from "./dimensions";
+import { EVENT_COLUMNS } from "./dimensions";
 import { ApiError } from "./errors";
 import { jsonQueryParam } from "./validation";
 
@@ -27,18 +27,8 @@ export const FILTER_OPERATORS = [
 
 export type FilterOperator = (typeof FILTER_OPERATORS)[number];
 
-/** Filterable columns, by their wire (snake_case) names. */
-export const FILTER_COLUMNS = [
-  "name",
-  "path",
-  "origin",
-  ...BREAKDOWN_DIMENSIONS,
-  "profile_id",
-  "device_id",
-  "session_id",
-  "duration",
-  "revenue",
-] as const;
+/** Filterable columns, by their wire (snake_case) names: the event name and every event column. */
+export const FILTER_COLUMNS = ["name", ...EVENT_COLUMNS] as const;
 
 export type FilterColumn = (typeof FILTER_COLUMNS)[number];
 

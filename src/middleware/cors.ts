@@ -14,6 +14,8 @@ export const EXPOSED_HEADERS = [
   "Retry-After",
   "X-Window-Start",
   "X-Requested-Window-Start",
+  "X-Total-Count",
+  "X-Values-Capped",
   "X-Window-End",
   "X-Timezone",
   "Content-Disposition",

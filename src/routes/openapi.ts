@@ -49,7 +49,7 @@ export const jsonContent = <S extends Parameters<typeof resolver>[0]>(schema: S)
   "application/json": { schema: resolver(schema) },
 });
 
-const header = (description: string) => ({ description, schema: { type: "string" as const } });
+export const header = (description: string) => ({ description, schema: { type: "string" as const } });
 
 /** Headers of every cached JSON answer (contract section 9). */
 export const CACHED_RESPONSE_HEADERS = {

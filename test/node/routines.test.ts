@@ -11,7 +11,12 @@ import {
   routineDifferences,
   routineFileProblems,
 } from "../../scripts/db/routine-files";
-import { BREAKDOWN_DIMENSIONS, CHART_ROLLUP_COLUMNS, DIMENSION_PREFIXES } from "../../src/lib/dimensions";
+import {
+  BREAKDOWN_DIMENSIONS,
+  CHART_ROLLUP_COLUMNS,
+  DIMENSION_PREFIXES,
+  EVENT_COLUMNS,
+} from "../../src/lib/dimensions";
 import { rawConnection } from "../support/node/database";
 
 /**
@@ -73,6 +78,13 @@ describe("dimension lists spelled in SQL and in src/lib/dimensions.ts", () => {
     expect(declaredTextArray(routine("session_dimensions"), "prefixes")).toEqual(
       BREAKDOWN_DIMENSIONS.map((dimension) => DIMENSION_PREFIXES[dimension] ?? null),
     );
+  });
+
+  it("refresh_catalogue: the columns it catalogues are EVENT_COLUMNS, in order", () => {
+    const columns = [...routine("refresh_catalogue").matchAll(/\('([a-z_]+)', e\.[a-z_]+(?:::text)?\)/g)].map(
+      (match) => match[1],
+    );
+    expect(columns).toEqual([...EVENT_COLUMNS]);
   });
 
   it("refresh_event_rollups: dimensions are CHART_ROLLUP_COLUMNS", () => {

@@ -1,12 +1,14 @@
 -- refresh_derived(): folds the events committed since the last run into every derived table, in
 -- one transaction, and returns the number of sessions it recomputed. It is the entry point its
 -- callers use (the Worker's cron trigger through src/queries/derived.ts, the seed, the tests):
--- incremental, idempotent, and safe to call at any time and concurrently. It runs the two
+-- incremental, idempotent, and safe to call at any time and concurrently. It runs the three
 -- families in turn:
 -- - refresh_session_rollups (src/db/routines/refresh_session_rollups.sql): sessions, session
 --   pages, and the hourly and daily session, page and visitor rollups;
 -- - refresh_event_rollups (src/db/routines/refresh_event_rollups.sql): the hourly event rollups of
---   the charts, up to the snapshot xmin taken here first, their exact watermark.
+--   the charts, up to the snapshot xmin taken here first, their exact watermark;
+-- - refresh_catalogue (src/db/routines/refresh_catalogue.sql): the discovery catalogue of event
+--   names, keys and values, up to the same watermark.
 CREATE OR REPLACE FUNCTION refresh_derived() RETURNS integer
 LANGUAGE plpgsql
 AS $fn$
@@ -18,6 +20,7 @@ BEGIN
   -- Takes the one-run-at-a-time lock (hashtext('refresh_derived')), held until commit.
   touched := refresh_session_rollups();
   PERFORM refresh_event_rollups(next_xid);
+  PERFORM refresh_catalogue(next_xid);
   RETURN touched;
 END;
 $fn$;

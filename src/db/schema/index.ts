@@ -1,5 +1,6 @@
 /** The tables, one file per family; drizzle-kit generates the migrations in drizzle/ from them. */
 export * from "./accounts";
+export * from "./catalogue";
 export * from "./charts";
 export * from "./events";
 export * from "./rollups";

@@ -3,6 +3,9 @@ import type { AppEnv } from "../../env";
 import { authorizeProject } from "../../middleware/auth";
 import { admitClient } from "../../middleware/rate-limit";
 import { breakdown } from "./breakdown";
+import { eventNamesRoute } from "./discovery/names";
+import { eventPropertiesRoute } from "./discovery/properties";
+import { propertyValuesRoute } from "./discovery/property-values";
 import { eventListing } from "./events";
 import { live } from "./live";
 import { metrics } from "./metrics";
@@ -23,6 +26,9 @@ export const insights = new Hono<AppEnv>()
   .route("/", pages)
   .route("/", overview)
   .route("/", pagePerformanceRoute)
+  .route("/", eventNamesRoute)
+  .route("/", eventPropertiesRoute)
+  .route("/", propertyValuesRoute)
   .route("/", eventListing)
   .route("/", traffic)
   .route("/", notSupported)

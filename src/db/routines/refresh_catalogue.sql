@@ -1,0 +1,97 @@
+-- refresh_catalogue(next_xid, tracked): the discovery catalogue (src/db/schema/catalogue.ts) from
+-- the events whose ingest_xid lies between its watermark derived_state('catalogue') and next_xid,
+-- the snapshot xmin refresh_derived (src/db/routines/refresh_derived.sql) took first. Events never
+-- change once stored, so a run adds what the new events carry: per event name its count and its
+-- first and last time; per name and key (each column of contract A1 by its name, and each
+-- flattened property as `properties.<key>`, set values only) the events that set it; per name,
+-- key and value text the events carrying it. The first run (watermark 0) reads every event.
+--
+-- Values are tracked per (project, name, key) up to `tracked` of them: a value first seen when
+-- that many are tracked is left out (and the key says so), while the tracked ones keep exact
+-- counts. Discovery answers the 1,000 most frequent, so a property with at most `tracked`
+-- distinct values per name is exact; ids and timestamps, which have more, are listed from the
+-- values seen first. Values longer than 1,000 characters are not listed (an index row could not
+-- hold them).
+CREATE OR REPLACE FUNCTION refresh_catalogue(next_xid bigint, tracked integer DEFAULT 10000) RETURNS void
+LANGUAGE plpgsql
+SET work_mem = '256MB'
+SET jit = off
+SET client_min_messages = warning
+AS $fn$
+DECLARE
+  from_xid bigint;
+BEGIN
+  PERFORM pg_advisory_xact_lock(hashtext('refresh_catalogue'));
+  INSERT INTO derived_state (name) VALUES ('catalogue') ON CONFLICT (name) DO NOTHING;
+  SELECT processed_xid INTO from_xid FROM derived_state WHERE name = 'catalogue';
+  IF from_xid >= next_xid THEN
+    RETURN;
+  END IF;
+  IF from_xid = 0 THEN
+    TRUNCATE event_name_catalogue, event_key_catalogue, event_value_catalogue;
+  END IF;
+
+  DROP TABLE IF EXISTS pg_temp.catalogue_events, pg_temp.catalogue_values, pg_temp.catalogue_new;
+  -- The new events, found through the ingest_xid BRIN index.
+  CREATE TEMPORARY TABLE catalogue_events ON COMMIT DROP AS
+  SELECT * FROM events WHERE ingest_xid >= from_xid AND ingest_xid < next_xid;
+
+  INSERT INTO event_name_catalogue AS c (project_id, name, events, first_seen, last_seen)
+  SELECT project_id, name, count(*), min(created_at), max(created_at)
+  FROM catalogue_events GROUP BY project_id, name
+  ON CONFLICT (project_id, name) DO UPDATE SET events = c.events + excluded.events,
+    first_seen = least(c.first_seen, excluded.first_seen), last_seen = greatest(c.last_seen, excluded.last_seen);
+
+  -- Every set value of every event, as (name, key, value text), counted.
+  CREATE TEMPORARY TABLE catalogue_values ON COMMIT DROP AS
+  SELECT e.project_id, e.name, kv.key, kv.value, count(*) AS events
+  FROM catalogue_events e
+  CROSS JOIN LATERAL (
+    VALUES ('path', e.path), ('origin', e.origin), ('referrer', e.referrer), ('referrer_name', e.referrer_name),
+      ('referrer_type', e.referrer_type), ('country', e.country), ('region', e.region), ('city', e.city),
+      ('device', e.device), ('brand', e.brand), ('model', e.model), ('browser', e.browser),
+      ('browser_version', e.browser_version), ('os', e.os), ('os_version', e.os_version),
+      ('utm_source', e.utm_source), ('utm_medium', e.utm_medium), ('utm_campaign', e.utm_campaign),
+      ('utm_term', e.utm_term), ('utm_content', e.utm_content), ('profile_id', e.profile_id),
+      ('device_id', e.device_id), ('session_id', e.session_id), ('duration', e.duration::text),
+      ('revenue', e.revenue::text)
+    UNION ALL
+    SELECT 'properties.' || p.key, p.value FROM jsonb_each_text(flatten_properties(e.properties)) AS p
+  ) AS kv(key, value)
+  WHERE kv.value IS NOT NULL AND kv.value <> ''
+  GROUP BY e.project_id, e.name, kv.key, kv.value;
+
+  INSERT INTO event_key_catalogue AS k (project_id, name, key, events, tracked_values, values_left_out)
+  SELECT project_id, name, key, sum(events), 0, false FROM catalogue_values GROUP BY project_id, name, key
+  ON CONFLICT (project_id, name, key) DO UPDATE SET events = k.events + excluded.events;
+
+  -- Tracked values add their new events.
+  UPDATE event_value_catalogue v SET events = v.events + n.events
+  FROM catalogue_values n
+  WHERE v.project_id = n.project_id AND v.name = n.name AND v.key = n.key AND v.value = n.value;
+
+  -- New values, the most frequent first, while the key has room.
+  CREATE TEMPORARY TABLE catalogue_new ON COMMIT DROP AS
+  SELECT n.project_id, n.name, n.key, n.value, n.events,
+    length(n.value) <= 1000 AND row_number() OVER (
+      PARTITION BY n.project_id, n.name, n.key ORDER BY length(n.value) <= 1000 DESC, n.events DESC, n.value COLLATE "C"
+    ) <= tracked - k.tracked_values AS kept
+  FROM catalogue_values n
+  JOIN event_key_catalogue k ON k.project_id = n.project_id AND k.name = n.name AND k.key = n.key
+  WHERE NOT EXISTS (
+    SELECT 1 FROM event_value_catalogue v
+    WHERE v.project_id = n.project_id AND v.name = n.name AND v.key = n.key AND v.value = n.value
+  );
+  INSERT INTO event_value_catalogue (project_id, name, key, value, events)
+  SELECT project_id, name, key, value, events FROM catalogue_new WHERE kept;
+  UPDATE event_key_catalogue k
+  SET tracked_values = k.tracked_values + a.kept, values_left_out = k.values_left_out OR a.left_out > 0
+  FROM (
+    SELECT project_id, name, key, count(*) FILTER (WHERE kept) AS kept, count(*) FILTER (WHERE NOT kept) AS left_out
+    FROM catalogue_new GROUP BY project_id, name, key
+  ) AS a
+  WHERE k.project_id = a.project_id AND k.name = a.name AND k.key = a.key;
+
+  UPDATE derived_state SET processed_xid = next_xid, last_run_at = now() WHERE name = 'catalogue';
+END;
+$fn$;

@@ -1,0 +1,69 @@
+import { Hono } from "hono";
+import { describeRoute } from "hono-openapi";
+import * as v from "valibot";
+import type { AppEnv } from "../../../env";
+import { cursorSecret, decodeOffsetCursor, encodeOffsetCursor, queryFingerprint } from "../../../lib/cursors";
+import { nextPageHeaders } from "../../../lib/paging";
+import { cacheKey, readThrough } from "../../../middleware/cache";
+import { useDatabase } from "../../../middleware/database";
+import { sendJson } from "../../../middleware/send-json";
+import { validate } from "../../../middleware/validate";
+import { eventNames } from "../../../queries/discovery/names";
+import { cachedAnswerResponses, LIST_RESPONSE_HEADERS } from "../../openapi";
+import { CursorParam, LimitParam } from "../../params";
+import { DiscoveryParams } from "./params";
+
+const NamesQuery = v.object({
+  ...DiscoveryParams,
+  q: v.optional(
+    v.pipe(
+      v.string(),
+      v.minLength(1, "q must be 1 to 100 characters"),
+      v.maxLength(100, "q must be 1 to 100 characters"),
+      v.description("Case-insensitive literal substring of the name (`%` and `_` are plain characters)."),
+    ),
+  ),
+  limit: LimitParam(50),
+  cursor: CursorParam,
+});
+
+/** How long a discovery answer is served from the cache: new names show within a minute. */
+export const DISCOVERY_FRESH_SECONDS = 60;
+
+export const eventNamesRoute = new Hono<AppEnv>().get(
+  "/:projectId/events/names",
+  describeRoute({
+    tags: ["Discovery"],
+    summary: "Event names, most frequent first",
+    description:
+      "Every event name the project has stored (matching `q`), by the number of events over the whole history, then name. A bare array; `X-Total-Count` gives how many match, `Link`/`X-Next-Cursor` the next page. Window parameters are ignored; `filters` is a 400.",
+    responses: cachedAnswerResponses({
+      description: "Event names",
+      schema: v.array(v.string()),
+      headers: LIST_RESPONSE_HEADERS,
+    }),
+  }),
+  validate("query", NamesQuery),
+  async (c) => {
+    const query = c.req.valid("query");
+    const projectId = c.get("project").id;
+    const fingerprint = await queryFingerprint({ route: "events/names", projectId, q: query.q ?? null });
+    const secret = cursorSecret(c.env);
+    const page = { offset: await decodeOffsetCursor(secret, query.cursor, fingerprint), limit: query.limit };
+    const key = await cacheKey(projectId, "events/names", { fingerprint, page });
+    const answer = await readThrough(c, key, DISCOVERY_FRESH_SECONDS, () =>
+      eventNames(useDatabase(c), projectId, query.q, page),
+    );
+    const { total, names } = answer.value;
+    const next =
+      names.length > page.limit
+        ? await encodeOffsetCursor(secret, page.offset + page.limit, fingerprint)
+        : undefined;
+    return sendJson(c, {
+      body: names.slice(0, page.limit),
+      freshFor: answer.freshFor,
+      cacheStatus: answer.cacheStatus,
+      headers: { ...nextPageHeaders(c.req.url, next), "X-Total-Count": String(total) },
+    });
+  },
+);

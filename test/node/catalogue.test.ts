@@ -1,0 +1,113 @@
+import { asc, eq } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eventKeyCatalogue, eventNameCatalogue, eventValueCatalogue } from "../../src/db/schema";
+import { EVENT_COLUMNS } from "../../src/lib/dimensions";
+import { FIELD_KEYS } from "../support/event-fields";
+import { createOrganization, createProject, type EventInput, insertEvents } from "../support/factories";
+import { flattenProperties } from "../support/listing-reference";
+import { testDatabase } from "../support/node/database";
+import type { RawEvent } from "../support/reference";
+import { generateTraffic, shuffled } from "../support/traffic";
+
+/**
+ * The discovery catalogue (src/db/routines/refresh_catalogue.sql) is kept by addition: whatever the
+ * batches the events arrive in, it must hold exactly the names, keys and values counted here.
+ */
+
+const database = testDatabase();
+afterAll(() => database.close());
+
+const FROM = Date.UTC(2026, 8, 1);
+const TO = FROM + 3 * 86_400_000;
+let organizationId: string;
+
+beforeAll(async () => {
+  organizationId = await createOrganization(database.db);
+});
+
+function expected(events: RawEvent[]) {
+  const names = new Map<string, { events: number; first: number; last: number }>();
+  const keys = new Map<string, number>();
+  const values = new Map<string, number>();
+  for (const event of events) {
+    const at = event.createdAt.getTime();
+    const name = names.get(event.name) ?? { events: 0, first: at, last: at };
+    names.set(event.name, {
+      events: name.events + 1,
+      first: Math.min(name.first, at),
+      last: Math.max(name.last, at),
+    });
+    const set: Array<[string, string]> = [
+      ...EVENT_COLUMNS.map((column): [string, string] => {
+        const field = FIELD_KEYS[column];
+        const raw = field === undefined ? null : event[field];
+        return [column, raw === null || raw === undefined ? "" : String(raw)];
+      }),
+      ...Object.entries(flattenProperties(event.properties)).map(([key, value]): [string, string] => [
+        `properties.${key}`,
+        value,
+      ]),
+    ];
+    for (const [key, value] of set) {
+      if (value === "") continue;
+      const keyId = JSON.stringify([event.name, key]);
+      keys.set(keyId, (keys.get(keyId) ?? 0) + 1);
+      const valueId = JSON.stringify([event.name, key, value]);
+      values.set(valueId, (values.get(valueId) ?? 0) + 1);
+    }
+  }
+  return { names, keys, values };
+}
+
+async function stored(projectId: string) {
+  const [names, keys, values] = await Promise.all([
+    database.db.select().from(eventNameCatalogue).where(eq(eventNameCatalogue.projectId, projectId)),
+    database.db
+      .select()
+      .from(eventKeyCatalogue)
+      .where(eq(eventKeyCatalogue.projectId, projectId))
+      .orderBy(asc(eventKeyCatalogue.key)),
+    database.db.select().from(eventValueCatalogue).where(eq(eventValueCatalogue.projectId, projectId)),
+  ]);
+  return {
+    names: new Map(
+      names.map((row) => [
+        row.name,
+        { events: row.events, first: row.firstSeen.getTime(), last: row.lastSeen.getTime() },
+      ]),
+    ),
+    keys: new Map(keys.map((row) => [JSON.stringify([row.name, row.key]), row.events])),
+    values: new Map(values.map((row) => [JSON.stringify([row.name, row.key, row.value]), row.events])),
+    tracked: keys.map((row) => [row.trackedValues, row.valuesLeftOut] as const),
+  };
+}
+
+describe("the discovery catalogue", () => {
+  it("holds the counts of the raw events whether they arrive at once or in shuffled batches", async () => {
+    const events = generateTraffic({ projectId: "x", seed: 91, sessions: 120, from: FROM, to: TO });
+    const nested = {
+      ...(events[0] as RawEvent),
+      name: "nested",
+      properties: { a: { b: [1, { c: "d" }] }, e: false },
+    };
+    const all = [...events, nested];
+    const oneBatch = await createProject(database.db, organizationId);
+    const batched = await createProject(database.db, organizationId);
+    await insertEvents(database.db, all.map((event) => ({ ...event, projectId: oneBatch })) as EventInput[]);
+    const shuffledEvents = shuffled(all, 5).map((event) => ({ ...event, projectId: batched }));
+    for (let i = 0; i < shuffledEvents.length; i += 97) {
+      await insertEvents(database.db, shuffledEvents.slice(i, i + 97) as EventInput[]);
+    }
+    const reference = expected(all);
+    for (const projectId of [oneBatch, batched]) {
+      const catalogue = await stored(projectId);
+      expect(catalogue.names).toEqual(reference.names);
+      expect(catalogue.keys).toEqual(reference.keys);
+      expect(catalogue.values).toEqual(reference.values);
+      // Every value of this small history is tracked.
+      for (const [, leftOut] of catalogue.tracked) expect(leftOut).toBe(false);
+    }
+    expect(reference.values.get(JSON.stringify(["nested", "properties.a.b.1.c", "d"]))).toBe(1);
+    expect(reference.values.get(JSON.stringify(["nested", "properties.e", "false"]))).toBe(1);
+  });
+});
