@@ -278,6 +278,7 @@ const TRAFFIC_PARAMS: Param[] = [
   ["propertyKey", (rng) => rng.pick(["country", "plan", "properties.plan"]), text],
   ["eventName", (rng) => rng.pick(["screen_view", "purchase"]), text],
   ["q", (rng) => rng.pick(["a", "%", "_"]), text],
+  ["mode", (rng) => rng.pick(["entry", "exit"]), text],
   ["search", (rng) => rng.pick(["/", "%", "shop"]), text],
   ["properties", () => '{"plan":"pro"}', (rng) => json(rng, () => scalar(rng), 3)],
   [
@@ -389,6 +390,7 @@ function route(rng: Rng, target: FuzzTarget): string {
         "overview",
         "pages/top",
         "pages/performance",
+        "pages/entry_exit",
         "events",
         "events/names",
         "events/properties",

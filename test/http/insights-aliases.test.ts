@@ -9,6 +9,7 @@ import {
 import {
   type RawEvent,
   referenceBreakdown,
+  referenceEntryExit,
   referenceMetrics,
   referencePagePerformance,
   referencePages,
@@ -157,6 +158,59 @@ describe("/pages/top", () => {
     const top = await get<unknown[]>("pages/top", { ...WINDOW, filters: JSON.stringify(filters) });
     expect(top.body).toEqual(referencePages(traffic, { ...SCOPE(), filters }));
   });
+});
+
+describe("/pages/entry_exit", () => {
+  it.each(["entry", "exit"] as const)(
+    "mode=%s: sessions by their %s page, with all their screen views and revenue",
+    async (mode) => {
+      const response = await get<unknown[]>("pages/entry_exit", { ...WINDOW, mode });
+      expect(response.status).toBe(200);
+      const expected = referenceEntryExit(traffic, SCOPE(), mode);
+      expect(expected.length).toBeGreaterThan(3);
+      expect(response.body).toEqual(expected);
+    },
+  );
+
+  it("defaults to entry pages and pages by cursor", async () => {
+    const expected = referenceEntryExit(traffic, SCOPE(), "entry");
+    const first = await get<unknown[]>("pages/entry_exit", { ...WINDOW, limit: "2" });
+    const rest = await get<unknown[]>("pages/entry_exit", {
+      ...WINDOW,
+      limit: "100",
+      cursor: first.headers.get("x-next-cursor") ?? "",
+    });
+    expect([...first.body, ...rest.body]).toEqual(expected);
+  });
+
+  it("with a filter counts the filtered sessions only; a bad mode is a 400", async () => {
+    const filters = [{ name: "device", operator: "is", value: ["mobile"] }];
+    const response = await get<unknown[]>("pages/entry_exit", {
+      ...WINDOW,
+      mode: "exit",
+      filters: JSON.stringify(filters),
+    });
+    expect(response.body).toEqual(referenceEntryExit(traffic, { ...SCOPE(), filters }, "exit"));
+    expectProblem(
+      await get("pages/entry_exit", { ...WINDOW, mode: "landing" }),
+      400,
+      "VALIDATION_FAILED",
+      "mode",
+    );
+  });
+});
+
+describe("the window of the analyses contract's routes", () => {
+  it.each(["overview", "pages/top", "pages/entry_exit", "pages/performance", "traffic/geo"])(
+    "/%s defaults to the last 30 days",
+    async (path) => {
+      const thirty = await get<unknown[]>("country", { range: "30d" });
+      const response = await get<{ startDate?: string; meta?: { startDate: string } }>(path);
+      expect(response.status).toBe(200);
+      const start = response.headers.get("x-window-start") ?? response.body.meta?.startDate;
+      expect(start).toBe(thirty.headers.get("x-window-start"));
+    },
+  );
 });
 
 describe("/pages/performance", () => {

@@ -209,6 +209,7 @@ describe("GET /openapi.json and /docs", () => {
       "/insights/{projectId}/metrics",
       "/insights/{projectId}/overview",
       "/insights/{projectId}/pages",
+      "/insights/{projectId}/pages/entry_exit",
       "/insights/{projectId}/pages/performance",
       "/insights/{projectId}/pages/top",
       "/insights/{projectId}/reports/{reportId}/data",

@@ -382,3 +382,33 @@ export function referenceBreakdown(events: RawEvent[], scope: RefScope, dimensio
         compareText(a.prefix ?? null, b.prefix ?? null),
     );
 }
+
+/** `/pages/entry_exit`: sessions by their first (entry) or last (exit) screen view's page, sorted (sessions desc, path, origin). */
+export function referenceEntryExit(events: RawEvent[], scope: RefScope, mode: "entry" | "exit") {
+  const pages = new Map<string, { origin: string | null; path: string | null; sessions: RefSession[] }>();
+  for (const session of sessionsInScope(events, scope)) {
+    const views = session.events.filter((event) => event.name === "screen_view");
+    const view = mode === "entry" ? views[0] : views.at(-1);
+    if (!view) continue;
+    const key = JSON.stringify([view.origin, view.path]);
+    const page = pages.get(key) ?? { origin: view.origin, path: view.path, sessions: [] };
+    page.sessions.push(session);
+    pages.set(key, page);
+  }
+  return [...pages.values()]
+    .map((page) => ({
+      origin: page.origin,
+      path: page.path,
+      sessions: page.sessions.length,
+      pageviews: page.sessions.reduce((sum, session) => sum + session.screenViews, 0),
+      revenue: page.sessions.reduce((sum, session) => sum + session.revenue, 0),
+      bounce_rate: round2(
+        page.sessions.filter((session) => session.bounce).length,
+        page.sessions.length,
+        100,
+      ),
+    }))
+    .sort(
+      (a, b) => b.sessions - a.sessions || compareText(a.path, b.path) || compareText(a.origin, b.origin),
+    );
+}

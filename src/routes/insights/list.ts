@@ -3,6 +3,7 @@ import * as v from "valibot";
 import type { AppEnv } from "../../env";
 import { cursorSecret, decodeOffsetCursor, encodeOffsetCursor, queryFingerprint } from "../../lib/cursors";
 import { nextPageHeaders } from "../../lib/paging";
+import type { RangePreset } from "../../lib/range";
 import { cacheKey, freshnessFor, readThrough } from "../../middleware/cache";
 import { useDatabase } from "../../middleware/database";
 import { sendJson } from "../../middleware/send-json";
@@ -23,8 +24,10 @@ export async function answerList<Row>(
   route: string,
   query: RangeQuery & { limit: number; cursor?: string },
   fetchRows: (db: ReturnType<typeof useDatabase>, scope: SessionScope, page: Page) => Promise<Row[]>,
+  /** `7d` for the contract's section 4 lists; `30d` for the analyses contract's routes (A1). */
+  defaultRange: RangePreset = "7d",
 ): Promise<Response> {
-  const scope = resolveInsightsScope(c, query, { autoInterval: false });
+  const scope = resolveInsightsScope(c, query, { autoInterval: false, defaultRange });
   const project = c.get("project");
   const fingerprint = await queryFingerprint({ route, project: project.id, ...scope.fingerprint });
   const secret = cursorSecret(c.env);

@@ -28,7 +28,7 @@ export const overview = new Hono<AppEnv>().get(
   }),
   validate("query", OverviewQuery),
   async (c) => {
-    const scope = resolveInsightsScope(c, c.req.valid("query"), { autoInterval: false });
+    const scope = resolveInsightsScope(c, c.req.valid("query"), { autoInterval: false, defaultRange: "30d" });
     const answer = await answerMetrics(c, scope);
     const { metrics, series, previous, meta } = answer.value;
     const body: OverviewBody = {

@@ -60,8 +60,12 @@ function trafficRoute(group: TrafficGroup) {
     validate("query", query),
     (c) => {
       const params = c.req.valid("query");
-      return answerList(c, `traffic/${group}/${params.breakdown}`, params, (db, scope, page) =>
-        sessionBreakdown(db, scope, params.breakdown, page),
+      return answerList(
+        c,
+        `traffic/${group}/${params.breakdown}`,
+        params,
+        (db, scope, page) => sessionBreakdown(db, scope, params.breakdown, page),
+        "30d",
       );
     },
   );
