@@ -42,6 +42,7 @@ import {
 import { renderReport } from "./report";
 import { type BenchResults, coreFilter, coreFilterId } from "./results";
 import { loadComparedRun, resultsJson } from "./results-json";
+import { measureRoutes } from "./routes";
 import { BaselineRunner, cellOf, measureApiCell } from "./run-cells";
 import { type BenchServer, startBenchServer } from "./server";
 
@@ -302,6 +303,12 @@ async function main(): Promise<void> {
       }
     }
     if (runs("filtered")) await measureFiltered(client, sql, options, results, dataEnd);
+    if (runs("routes")) {
+      progress("the routes of issue 17…");
+      results.routes = await measureRoutes(client, sql, options, dataEnd);
+    } else {
+      results.routesSkipped = "not run (--sections)";
+    }
     if (!runs("export")) {
       results.streamSkipped = "not run (--sections)";
       results.depthSkipped = "not run (--sections)";

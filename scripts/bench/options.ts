@@ -5,9 +5,10 @@
 
 /**
  * Parts of a run: `core` the endpoint × window × filter matrix of issue 5 with its baseline,
- * `filtered` the filtered section of issue 15, `export` the NDJSON stream and the cursor depth.
+ * `filtered` the filtered section of issue 15, `export` the NDJSON stream and the cursor depth,
+ * `routes` the routes of issue 17 (discovery, listings, OpenPanel's page and traffic routes).
  */
-export const BENCH_SECTIONS = ["core", "filtered", "export"] as const;
+export const BENCH_SECTIONS = ["core", "filtered", "export", "routes"] as const;
 export type BenchSection = (typeof BENCH_SECTIONS)[number];
 
 export interface BenchOptions {
@@ -48,7 +49,7 @@ export const BENCH_USAGE = `usage: npm run bench -- [options]
                             measures the filtered section over 30 days on fewer endpoints
   --sections <list>         parts to run, comma-separated: core (issue 5's endpoint matrix), filtered
                             (issue 15's filters, values picked from the data), export (stream, cursor
-                            depth); default all three
+                            depth), routes (issue 17's routes beside plain SQL); default all four
   --load-only               load (or check) and migrate the data set, then stop
   --compare <file.json>     an earlier run's results (the .json beside its report): adds its p50 and the
                             growth (this run / that run) per case and per target of issue 15

@@ -28,6 +28,7 @@ import {
 } from "./report-cells";
 import { issue15Sections } from "./report-issue15";
 import { type BenchResults, coreFilter, coreFilterId, type VisitorCheck } from "./results";
+import { routesSection } from "./routes";
 
 /** The Markdown report of a run: machine and data, the targets of issues 5 and 15, every measurement. */
 
@@ -216,7 +217,7 @@ function everyMeasurement(results: BenchResults): string[] {
 export function renderReport(results: BenchResults): string {
   const o = results.options;
   const lines: string[] = [];
-  lines.push("# Benchmark report (`npm run bench`, issues 5 and 15)");
+  lines.push("# Benchmark report (`npm run bench`, issues 5, 15 and 17)");
   lines.push("");
   if (results.interrupted)
     lines.push(`> **Partial report**: the run was interrupted (${results.interrupted}).`, "");
@@ -296,6 +297,7 @@ export function renderReport(results: BenchResults): string {
     lines.push("");
   }
   lines.push(...issue15Sections(results));
+  lines.push(...routesSection(results.routes, results.routesSkipped));
   lines.push("## Export");
   lines.push("");
   if (results.stream) {

@@ -3,6 +3,7 @@ import type { DataFacts, DataSetMarker, MachineFacts } from "./database";
 import type { FilterCase, FilterPicks } from "./filters";
 import type { TimingSummary } from "./measure";
 import type { BenchSection } from "./options";
+import type { RouteResult } from "./routes";
 
 /** Everything one benchmark run found; the report and REPORT.json are rendered from it (also a partial one). */
 
@@ -92,6 +93,9 @@ export interface BenchResults {
   depth?: DepthResult;
   depthSkipped?: string;
   visitors: VisitorCheck[];
+  /** The routes of issue 17 (scripts/bench/routes.ts). */
+  routes?: RouteResult[];
+  routesSkipped?: string;
   compare?: ComparedRun;
   notes: string[];
 }
