@@ -392,6 +392,7 @@ function route(rng: Rng, target: FuzzTarget): string {
         "pages/performance",
         "pages/entry_exit",
         "events",
+        "sessions",
         "events/names",
         "events/properties",
         "events/property_values",

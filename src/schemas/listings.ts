@@ -5,6 +5,22 @@ import * as v from "valibot";
 const text = (description?: string) =>
   description ? v.pipe(v.nullable(v.string()), v.description(description)) : v.nullable(v.string());
 
+/** Where and on what: the same fields, in the same order, on event and session rows. */
+const GEO_AND_TECHNOLOGY = {
+  country: text(),
+  region: text(),
+  city: text(),
+  latitude: v.nullable(v.number()),
+  longitude: v.nullable(v.number()),
+  device: text(),
+  brand: text(),
+  model: text(),
+  browser: text(),
+  browser_version: text(),
+  os: text(),
+  os_version: text(),
+};
+
 export const EventRowSchema = v.pipe(
   v.object({
     id: v.string(),
@@ -28,18 +44,7 @@ export const EventRowSchema = v.pipe(
         "Each flattened key (`a.b`, `items.0.sku`) with a set value, mapped to its text (a number's JSON text, `true`/`false`).",
       ),
     ),
-    country: text(),
-    region: text(),
-    city: text(),
-    latitude: v.nullable(v.number()),
-    longitude: v.nullable(v.number()),
-    device: text(),
-    brand: text(),
-    model: text(),
-    browser: text(),
-    browser_version: text(),
-    os: text(),
-    os_version: text(),
+    ...GEO_AND_TECHNOLOGY,
     utm_source: text(),
     utm_medium: text(),
     utm_campaign: text(),
@@ -54,3 +59,36 @@ export const EventRowSchema = v.pipe(
 );
 
 export type EventRow = v.InferOutput<typeof EventRowSchema>;
+
+export const SessionRowSchema = v.pipe(
+  v.object({
+    id: v.string(),
+    profile_id: v.pipe(v.string(), v.description("The visitor.")),
+    device_id: v.string(),
+    project_id: v.string(),
+    duration: v.pipe(v.number(), v.description("Milliseconds from its first to its last event.")),
+    created_at: v.pipe(v.string(), v.description("Its first event, RFC 3339 in UTC with milliseconds.")),
+    ended_at: v.pipe(v.string(), v.description("Its last event.")),
+    event_count: v.number(),
+    screen_view_count: v.number(),
+    is_bounce: v.pipe(v.boolean(), v.description("At most one screen view.")),
+    entry_path: text("First screen view's path; null without one."),
+    entry_origin: text(),
+    exit_path: text("Last screen view's path; null without one."),
+    exit_origin: text(),
+    referrer: text(),
+    referrer_name: text(),
+    referrer_type: text(),
+    utm_source: text(),
+    utm_medium: text(),
+    utm_campaign: text(),
+    utm_term: text(),
+    utm_content: text(),
+    ...GEO_AND_TECHNOLOGY,
+    revenue: v.pipe(v.number(), v.description("Cents, over its events.")),
+    groups: v.pipe(v.array(v.string()), v.description("Groups are not supported: always [].")),
+  }),
+  v.metadata({ ref: "SessionRow" }),
+);
+
+export type SessionRow = v.InferOutput<typeof SessionRowSchema>;

@@ -8,7 +8,7 @@ import {
 } from "../support/factories";
 import { type ListedEvent, referenceEventRows } from "../support/listing-reference";
 import { generateTraffic } from "../support/traffic";
-import { call, expectProblem, queryString, testDatabase } from "../support/worker/http";
+import { call, expectProblem, queryString, testDatabase, walkPages } from "../support/worker/http";
 
 /**
  * GET /insights/{projectId}/events (contract A3): every row, its shape and its order against the
@@ -77,22 +77,8 @@ const list = <T = unknown[]>(params: Record<string, string | string[]>) => {
 };
 
 /** Every page of a listing, following X-Next-Cursor. */
-async function walk(params: Record<string, string | string[]>): Promise<unknown[]> {
-  const rows: unknown[] = [];
-  let cursor: string | null = null;
-  for (let pages = 0; pages < 100; pages++) {
-    const response: Awaited<ReturnType<typeof list<unknown[]>>> = await list<unknown[]>({
-      ...params,
-      ...(cursor ? { cursor } : {}),
-    });
-    expect(response.status).toBe(200);
-    rows.push(...response.body);
-    cursor = response.headers.get("x-next-cursor");
-    if (!cursor) return rows;
-    expect(response.headers.get("link")).toContain(`cursor=${encodeURIComponent(cursor)}`);
-  }
-  throw new Error("more than 100 pages");
-}
+const walk = (params: Record<string, string | string[]>) =>
+  walkPages((cursor) => list<unknown[]>({ ...params, ...(cursor ? { cursor } : {}) }));
 
 describe("/events", () => {
   it("lists the window's events newest first, 20 by default, as OpenPanel's rows", async () => {

@@ -213,6 +213,7 @@ describe("GET /openapi.json and /docs", () => {
       "/insights/{projectId}/pages/performance",
       "/insights/{projectId}/pages/top",
       "/insights/{projectId}/reports/{reportId}/data",
+      "/insights/{projectId}/sessions",
       "/insights/{projectId}/traffic/devices",
       "/insights/{projectId}/traffic/geo",
       "/insights/{projectId}/traffic/referrers",

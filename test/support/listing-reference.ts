@@ -1,4 +1,4 @@
-import { eventPasses, type RawEvent, type RawFilter } from "./reference";
+import { eventPasses, type RawEvent, type RawFilter, type RefScope, sessionsInScope } from "./reference";
 
 /**
  * The reference for the listings (contract A3), in plain TypeScript over the raw events a test
@@ -83,4 +83,55 @@ export function referenceEventRows(
     )
     .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
     .map(eventRow);
+}
+
+const byteOrder = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** `/sessions`: the scope's sessions (first event in the window, filters as section 3), newest first, as rows. */
+export function referenceSessionRows(events: RawEvent[], scope: RefScope) {
+  return sessionsInScope(events, scope)
+    .sort((a, b) => b.start - a.start || byteOrder(b.id, a.id))
+    .map((session) => {
+      const views = session.events.filter((event) => event.name === "screen_view");
+      const first = session.first;
+      const last = session.events.at(-1) ?? first;
+      return {
+        id: session.id,
+        profile_id: first.profileId,
+        device_id: first.deviceId,
+        project_id: first.projectId,
+        duration: session.durationMs,
+        created_at: new Date(session.start).toISOString(),
+        ended_at: last.createdAt.toISOString(),
+        event_count: session.events.length,
+        screen_view_count: views.length,
+        is_bounce: session.bounce,
+        entry_path: views[0]?.path ?? null,
+        entry_origin: views[0]?.origin ?? null,
+        exit_path: views.at(-1)?.path ?? null,
+        exit_origin: views.at(-1)?.origin ?? null,
+        referrer: first.referrer,
+        referrer_name: first.referrerName,
+        referrer_type: first.referrerType,
+        utm_source: first.utmSource,
+        utm_medium: first.utmMedium,
+        utm_campaign: first.utmCampaign,
+        utm_term: first.utmTerm,
+        utm_content: first.utmContent,
+        country: first.country,
+        region: first.region,
+        city: first.city,
+        latitude: null,
+        longitude: null,
+        device: first.device,
+        brand: first.brand,
+        model: first.model,
+        browser: first.browser,
+        browser_version: first.browserVersion,
+        os: first.os,
+        os_version: first.osVersion,
+        revenue: session.revenue,
+        groups: [],
+      };
+    });
 }

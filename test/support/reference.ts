@@ -46,7 +46,7 @@ export interface RawFilter {
   value?: Array<string | number>;
 }
 
-interface RefSession {
+export interface RefSession {
   id: string;
   visitor: string;
   first: RawEvent;
@@ -209,7 +209,7 @@ export interface RefScope {
   filters?: RawFilter[];
 }
 
-function sessionsInScope(events: RawEvent[], scope: RefScope): RefSession[] {
+export function sessionsInScope(events: RawEvent[], scope: RefScope): RefSession[] {
   return buildSessions(events, scope.projectId).filter(
     (session) =>
       session.start >= scope.start &&

@@ -12,6 +12,7 @@ import { metrics } from "./metrics";
 import { overview } from "./overview";
 import { pagePerformanceRoute } from "./page-performance";
 import { pages } from "./pages";
+import { sessionListing } from "./sessions";
 import { traffic } from "./traffic";
 import { notSupported } from "./unsupported";
 
@@ -30,6 +31,7 @@ export const insights = new Hono<AppEnv>()
   .route("/", eventPropertiesRoute)
   .route("/", propertyValuesRoute)
   .route("/", eventListing)
+  .route("/", sessionListing)
   .route("/", traffic)
   .route("/", notSupported)
   // Last: `/:projectId/:dimension` would otherwise shadow the named routes.

@@ -50,3 +50,20 @@ export function queryString(params: Record<string, string | string[] | undefined
   }
   return search.toString();
 }
+
+/** Every row of a paged listing: `page(cursor)` from no cursor on, following `X-Next-Cursor`. */
+export async function walkPages<T>(
+  page: (cursor: string | undefined) => Promise<ApiResponse<T[]>>,
+): Promise<T[]> {
+  const rows: T[] = [];
+  let cursor: string | undefined;
+  for (let pages = 0; pages < 200; pages++) {
+    const response = await page(cursor);
+    expect(response.status).toBe(200);
+    rows.push(...response.body);
+    cursor = response.headers.get("x-next-cursor") ?? undefined;
+    if (cursor === undefined) return rows;
+    expect(response.headers.get("link")).toContain(`cursor=${encodeURIComponent(cursor)}`);
+  }
+  throw new Error("more than 200 pages");
+}
