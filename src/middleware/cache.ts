@@ -44,6 +44,38 @@ interface StoredEntry<T> {
  */
 const memory = new SizedMemory<StoredEntry<unknown>>(MEMORY_BUDGET_CHARACTERS, MEMORY_ENTRY_MAX_CHARACTERS);
 
+/**
+ * Single flight within an isolate: the keys whose answer a request of this isolate is computing.
+ * Another request that misses the same key waits for that answer to land in `memory` instead of
+ * computing it again (a dashboard opening, a cache expiring under many viewers). It polls on its
+ * own timers: awaiting the computing request's promise would have one request wait on another's
+ * I/O, which the Workers runtime cancels as a hung request.
+ */
+const inFlight = new Set<string>();
+const FOLLOW_POLL_MS = 10;
+/** A follower gives up after this and computes the answer itself. */
+const FOLLOW_LIMIT_MS = 10_000;
+
+/** The answer another request of this isolate is computing for `key`, once it is there (fresh). */
+async function followInFlight<T>(key: string, freshSeconds: number): Promise<CachedAnswer<T> | undefined> {
+  const deadline = Date.now() + FOLLOW_LIMIT_MS;
+  // The computing request stores its answer in the same step as it leaves `inFlight`, so memory is
+  // looked at once more after it has left.
+  for (let computing = true; computing; computing = inFlight.has(key) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, FOLLOW_POLL_MS));
+    const copy = memory.get(key) as StoredEntry<T> | undefined;
+    const freshFor = copy && remainingFreshness(copy.storedAt, Date.now(), freshSeconds);
+    if (copy && freshFor !== undefined) {
+      return {
+        value: copy.value,
+        freshFor,
+        cacheStatus: `${CACHE_NAME}; hit; ttl=${freshFor}; detail=coalesced`,
+      };
+    }
+  }
+  return undefined;
+}
+
 export async function entityTag(body: string): Promise<string> {
   return `"${(await sha256Hex(body)).slice(0, 32)}"`;
 }
@@ -103,7 +135,20 @@ export async function readThrough<T>(
     }
   }
 
-  const value = await compute();
+  // A request that asked for a fresh answer (no-cache) computes its own; any other waits for one
+  // already being computed here. One that could not be followed (the computing request failed, or
+  // its answer is too large for memory) computes its own too.
+  if (lookup !== "fwd=request" && inFlight.has(key)) {
+    const followed = await followInFlight<T>(key, freshSeconds);
+    if (followed) return followed;
+  }
+  inFlight.add(key);
+  let value: T;
+  try {
+    value = await compute();
+  } finally {
+    inFlight.delete(key);
+  }
   const entry: StoredEntry<T> = { storedAt: now, value };
   const text = JSON.stringify(entry);
   memory.set(key, entry, text.length);

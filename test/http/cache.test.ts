@@ -125,3 +125,27 @@ describe("KV cache on /live", () => {
     );
   });
 });
+
+describe("identical concurrent misses in one isolate", () => {
+  const metricsPath = (day: string) =>
+    `/insights/${tenant.projectId}/metrics?startDate=${day}&endDate=${day}&timezone=UTC`;
+
+  it("are computed once: the others wait for that answer instead of querying again", async () => {
+    const responses = await Promise.all(Array.from({ length: 8 }, () => get(metricsPath("2026-01-05"))));
+    const statuses = responses.map((response) => response.headers.get("cache-status") ?? "");
+    expect(responses.every((response) => response.status === 200)).toBe(true);
+    expect(statuses.filter((status) => status.includes("stored"))).toHaveLength(1);
+    expect(statuses.filter((status) => status.includes("detail=coalesced")).length).toBeGreaterThan(0);
+    const bodies = new Set(responses.map((response) => JSON.stringify(response.body)));
+    expect(bodies.size).toBe(1);
+  });
+
+  it("but a request with Cache-Control: no-cache computes its own", async () => {
+    const responses = await Promise.all(
+      Array.from({ length: 4 }, () => get(metricsPath("2026-01-06"), { "Cache-Control": "no-cache" })),
+    );
+    for (const response of responses) {
+      expect(response.headers.get("cache-status")).toContain("fwd=request; stored");
+    }
+  });
+});
