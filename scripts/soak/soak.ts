@@ -56,6 +56,8 @@ interface Answer {
   ms: number;
   /** The problem `code` of an error answer, or what went wrong without one. */
   code?: string;
+  /** Answered with another request's answer, computed once in the isolate (single flight). */
+  coalesced?: boolean;
 }
 
 interface DatabaseRun {
@@ -75,7 +77,8 @@ async function send(base: string, kind: Answer["kind"], requestPath: string): Pr
     });
     const body = await response.text();
     const ms = performance.now() - began;
-    if (response.status < 400) return { kind, status: response.status, ms };
+    const coalesced = (response.headers.get("cache-status") ?? "").includes("detail=coalesced");
+    if (response.status < 400) return { kind, status: response.status, ms, coalesced };
     let code: string | undefined;
     try {
       code = (JSON.parse(body) as { code?: string }).code;
@@ -212,18 +215,21 @@ function report(runs: readonly DatabaseRun[], started: Date): string {
       `for ${SECONDS} s (rate limiting off); the mix of scripts/soak/mix.ts: every insights route, presets and ` +
       "custom windows, no filter or one or two filters with values read from the data, export pages and streams, charts.",
     "",
-    "| database | requests | requests/s | p50 | p95 | p99 | max | answers ≥ 500 or none | statuses |",
-    "|---|--:|--:|--:|--:|--:|--:|--:|---|",
+    "| database | requests | requests/s | p50 | p95 | p99 | max | answers ≥ 500 or none | coalesced | statuses |",
+    "|---|--:|--:|--:|--:|--:|--:|--:|--:|---|",
   ];
   for (const run of runs) {
     const times = run.burst.map((answer) => answer.ms);
     lines.push(
       `| ${run.name} | ${run.burst.length.toLocaleString("en-US")} | ${Math.round(run.burst.length / run.burstSeconds)} | ` +
         `${ms(percentile(times, 50))} | ${ms(percentile(times, 95))} | ${ms(percentile(times, 99))} | ` +
-        `${ms(Math.max(...times))} | ${run.burst.filter(failed).length} | ${statusCounts(run.burst)} |`,
+        `${ms(Math.max(...times))} | ${run.burst.filter(failed).length} | ` +
+        `${run.burst.filter((answer) => answer.coalesced).length} | ${statusCounts(run.burst)} |`,
     );
   }
   lines.push(
+    "",
+    "Coalesced: answers a request got from an identical one computing it in the same isolate at the same time (single flight) instead of querying.",
     "",
     `Limiter: ${LIMITER_BURST} simultaneous \`/metrics\` requests of one client, limit 100 per 10 s, cold caches.`,
     "",
