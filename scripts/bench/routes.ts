@@ -105,6 +105,18 @@ export async function planRoutes(db: pg.Client, dataEnd: Date): Promise<RouteCas
       },
     },
     {
+      id: "sessions",
+      label: "/sessions (first page of 30 days)",
+      targetMs: 30,
+      path: `${project}/sessions?${range}`,
+      sql: {
+        text: `SELECT session_id, min(created_at) AS started, max(created_at), count(*) FROM events WHERE ${inWindow}
+          GROUP BY session_id ORDER BY started DESC, session_id DESC LIMIT 20`,
+        values: windowValues,
+      },
+      note: "The plain SQL has to group the window's events into sessions before it can sort them; the listing reads the derived sessions by their start.",
+    },
+    {
       id: "overview",
       label: "/overview (30 days, daily)",
       targetMs: 50,
