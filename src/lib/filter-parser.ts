@@ -60,7 +60,8 @@ const isEventField = (column: FilterColumn): column is EventField =>
 const COMPARISONS: ReadonlySet<FilterOperator> = new Set(["gt", "gte", "lt", "lte"]);
 const VALUELESS: ReadonlySet<FilterOperator> = new Set(["isNull", "isNotNull"]);
 
-const PROPERTY_PREFIX = "properties.";
+/** How a filter, breakdown or discovery key names a property: `properties.<key>`. */
+export const PROPERTY_PREFIX = "properties.";
 
 const toCamelCase = (name: string) =>
   name.replace(/_([a-z])/g, (_match, letter: string) => letter.toUpperCase());

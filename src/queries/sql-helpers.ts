@@ -33,3 +33,17 @@ export function rankOrder(count: SQL, ...keys: Array<SQL | AnyColumn>): SQL[] {
 export function isoText(column: SQL | AnyColumn): SQL<string> {
   return sql<string>`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 }
+
+/**
+ * One page of the rows `rows` selects, in `order`, one row more than `page.limit` (whether another
+ * page follows), beside `total`, how many rows there are in all: one statement, and one row even
+ * past the last page (its row columns null) so the total is always there.
+ */
+export function pageWithTotal(rows: SQL, order: SQL, page: { limit: number; offset: number }): SQL {
+  return sql`with listed as (${rows})
+    select counted.total, shown.*
+    from (select count(*) as total from listed) as counted
+    left join lateral (
+      select * from listed order by ${order} limit ${page.limit + 1} offset ${page.offset}
+    ) as shown on true`;
+}

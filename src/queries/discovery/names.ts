@@ -2,7 +2,7 @@ import { sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { eventNameCatalogue } from "../../db/schema";
 import type { Page } from "../insights/model";
-import { toNumber } from "../sql-helpers";
+import { pageWithTotal, toNumber } from "../sql-helpers";
 
 /**
  * The project's event names matching `search` (a case-insensitive literal substring), by events
@@ -16,13 +16,13 @@ export async function eventNames(
 ): Promise<{ total: number; names: string[] }> {
   const c = eventNameCatalogue;
   const matching = search === undefined ? sql`` : sql` and strpos(lower(${c.name}), lower(${search})) > 0`;
-  const result = await db.execute<{ total: string | number; name: string | null }>(sql`
-    with matched as (select ${c.name} as name, ${c.events} as events from ${c} where ${c.projectId} = ${projectId}${matching})
-    select counted.total, shown.name
-    from (select count(*) as total from matched) as counted
-    left join lateral (
-      select name from matched order by events desc, name collate "C" limit ${page.limit + 1} offset ${page.offset}
-    ) as shown on true`);
+  const result = await db.execute<{ total: string | number; name: string | null }>(
+    pageWithTotal(
+      sql`select ${c.name} as name, ${c.events} as events from ${c} where ${c.projectId} = ${projectId}${matching}`,
+      sql`events desc, name collate "C"`,
+      page,
+    ),
+  );
   return {
     total: toNumber(result.rows[0]?.total ?? 0),
     names: result.rows.flatMap((row) => (row.name === null ? [] : [row.name])),

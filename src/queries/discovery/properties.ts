@@ -1,8 +1,7 @@
 import { and, eq, like, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { eventKeyCatalogue } from "../../db/schema";
-
-export const PROPERTY_PREFIX = "properties.";
+import { PROPERTY_PREFIX } from "../../lib/filter-parser";
 
 /**
  * Every (property key, event name) pair some stored event sets, keys flattened, by key then name

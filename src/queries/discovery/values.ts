@@ -2,7 +2,7 @@ import { sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { eventKeyCatalogue, eventValueCatalogue } from "../../db/schema";
 import type { Page } from "../insights/model";
-import { toNumber } from "../sql-helpers";
+import { pageWithTotal, toNumber } from "../sql-helpers";
 
 /** Discovery lists at most this many values of a key, the most frequent. */
 export const LISTED_VALUES = 1000;
@@ -56,20 +56,15 @@ export async function propertyValues(db: Database, request: ValuesRequest): Prom
     total: string | number;
     value: string | null;
     count: string | number | null;
-  }>(sql`
-    with listed as (
-      select ${v.value} as value, sum(${v.events}) as events from ${v}
-      where ${v.projectId} = ${request.projectId} and ${v.key} = ${request.key}${ofName(v)}${matching}
-      group by ${v.value}
-      order by events desc, value collate "C"
-      limit ${LISTED_VALUES}
-    )
-    select counted.total, shown.value, shown.events as count
-    from (select count(*) as total from listed) as counted
-    left join lateral (
-      select value, events from listed order by events desc, value collate "C"
-      limit ${request.page.limit + 1} offset ${request.page.offset}
-    ) as shown on true`);
+  }>(
+    pageWithTotal(
+      sql`select ${v.value} as value, sum(${v.events}) as count from ${v}
+        where ${v.projectId} = ${request.projectId} and ${v.key} = ${request.key}${ofName(v)}${matching}
+        group by ${v.value} order by count desc, value collate "C" limit ${LISTED_VALUES}`,
+      sql`count desc, value collate "C"`,
+      request.page,
+    ),
+  );
   return {
     known: true,
     total: toNumber(result.rows[0]?.total ?? 0),

@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
-import { ratio, toNumber } from "../sql-helpers";
+import { pageWithTotal, ratio, toNumber } from "../sql-helpers";
 import type { Numeric, Page, SessionScope } from "./model";
 import { pageRowsOf } from "./page-rows";
 
@@ -51,22 +51,19 @@ export async function pagePerformance(
     pageviews: Numeric;
     avg_duration: Numeric;
     bounce_rate: Numeric;
-  }>(sql`
-    with pages as (
-      select origin, path, coalesce(max(title), '') as title, sum(sessions) as sessions, sum(pageviews) as pageviews,
-        coalesce(round(sum(duration_ms)::numeric / 60000 / nullif(sum(timed_views), 0), 2), 0) as avg_duration,
-        ${ratio(sql`sum(bounces)`, sql`sum(sessions)`, 100)} as bounce_rate
-      from ${rows}
-      group by origin, path
-    ), matched as (select * from pages ${search})
-    -- One row even past the last page, so the total is always there.
-    select counted.total, shown.*
-    from (select count(*) as total from matched) as counted
-    left join lateral (
-      select * from matched
-      order by ${sql.identifier(request.sortBy)} ${direction}, path collate "C" asc nulls last, origin collate "C" asc nulls last
-      limit ${request.page.limit + 1} offset ${request.page.offset}
-    ) as shown on true`);
+  }>(
+    pageWithTotal(
+      sql`select * from (
+        select origin, path, coalesce(max(title), '') as title, sum(sessions) as sessions, sum(pageviews) as pageviews,
+          coalesce(round(sum(duration_ms)::numeric / 60000 / nullif(sum(timed_views), 0), 2), 0) as avg_duration,
+          ${ratio(sql`sum(bounces)`, sql`sum(sessions)`, 100)} as bounce_rate
+        from ${rows}
+        group by origin, path
+      ) as pages ${search}`,
+      sql`${sql.identifier(request.sortBy)} ${direction}, path collate "C" asc nulls last, origin collate "C" asc nulls last`,
+      request.page,
+    ),
+  );
   const total = toNumber(result.rows[0]?.total ?? 0);
   return {
     total,

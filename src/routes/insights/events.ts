@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import * as v from "valibot";
 import type { AppEnv } from "../../env";
-import { normalizeFilters, type RawFilter } from "../../lib/filter-parser";
+import { normalizeFilters, PROPERTY_PREFIX, type RawFilter } from "../../lib/filter-parser";
 import { validate } from "../../middleware/validate";
 import { listEvents } from "../../queries/listings/events";
 import { EventRowSchema } from "../../schemas/listings";
@@ -64,7 +64,7 @@ export const eventListing = new Hono<AppEnv>().get(
     const project = c.get("project");
     const exact = exactColumnFilters(COLUMN_PARAMS, query);
     const byProperty: RawFilter[] = Object.entries(query.properties ?? {}).map(([key, value]) => ({
-      name: `properties.${key}`,
+      name: `${PROPERTY_PREFIX}${key}`,
       operator: "is" as const,
       value: [value],
     }));

@@ -2,9 +2,8 @@ import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import * as v from "valibot";
 import type { AppEnv } from "../../env";
-import { cursorSecret, decodeOffsetCursor, encodeOffsetCursor, queryFingerprint } from "../../lib/cursors";
 import { nextPageHeaders } from "../../lib/paging";
-import { cacheKey, freshnessFor, readThrough } from "../../middleware/cache";
+import { freshnessFor, readThrough } from "../../middleware/cache";
 import { useDatabase } from "../../middleware/database";
 import { sendJson } from "../../middleware/send-json";
 import { validate } from "../../middleware/validate";
@@ -13,6 +12,7 @@ import { PERFORMANCE_SORTS, pagePerformance } from "../../queries/insights/page-
 import { type PagePerformanceBody, PagePerformanceResponse } from "../../schemas/insights";
 import { cachedAnswerResponses, LIST_RESPONSE_HEADERS } from "../openapi";
 import { CursorParam, LimitParam, OneOfParam, RangeParams } from "../params";
+import { offsetPage } from "./offset-page";
 import { resolveInsightsScope, sessionScopeOf, windowHeaders } from "./scope";
 
 const PerformanceQuery = v.object({
@@ -53,15 +53,11 @@ export const pagePerformanceRoute = new Hono<AppEnv>().get(
     const scope = resolveInsightsScope(c, query, { autoInterval: false, defaultRange: "30d" });
     const search = query.search === "" ? undefined : query.search;
     const order = { search: search ?? null, sortBy: query.sortBy, sortOrder: query.sortOrder };
-    const fingerprint = await queryFingerprint({
-      route: "pages/performance",
-      project: project.id,
-      ...scope.fingerprint,
-      ...order,
-    });
-    const secret = cursorSecret(c.env);
-    const page = { offset: await decodeOffsetCursor(secret, query.cursor, fingerprint), limit: query.limit };
-    const key = await cacheKey(project.id, "pages/performance", { fingerprint, page });
+    const {
+      page,
+      cacheKey: key,
+      next: nextCursor,
+    } = await offsetPage(c, "pages/performance", { ...scope.fingerprint, ...order }, query);
     const answer = await readThrough(
       c,
       key,
@@ -92,9 +88,7 @@ export const pagePerformanceRoute = new Hono<AppEnv>().get(
         };
       },
     );
-    const next = answer.value.meta.hasMore
-      ? await encodeOffsetCursor(secret, page.offset + page.limit, fingerprint)
-      : undefined;
+    const next = await nextCursor(answer.value.meta.hasMore);
     return sendJson(c, {
       body: answer.value,
       freshFor: answer.freshFor,

@@ -2,15 +2,15 @@ import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import * as v from "valibot";
 import type { AppEnv } from "../../../env";
-import { cursorSecret, decodeOffsetCursor, encodeOffsetCursor, queryFingerprint } from "../../../lib/cursors";
 import { nextPageHeaders } from "../../../lib/paging";
-import { cacheKey, readThrough } from "../../../middleware/cache";
+import { readThrough } from "../../../middleware/cache";
 import { useDatabase } from "../../../middleware/database";
 import { sendJson } from "../../../middleware/send-json";
 import { validate } from "../../../middleware/validate";
 import { eventNames } from "../../../queries/discovery/names";
 import { cachedAnswerResponses, LIST_RESPONSE_HEADERS } from "../../openapi";
 import { CursorParam, LimitParam } from "../../params";
+import { offsetPage } from "../offset-page";
 import { DiscoveryParams } from "./params";
 
 const NamesQuery = v.object({
@@ -47,18 +47,16 @@ export const eventNamesRoute = new Hono<AppEnv>().get(
   async (c) => {
     const query = c.req.valid("query");
     const projectId = c.get("project").id;
-    const fingerprint = await queryFingerprint({ route: "events/names", projectId, q: query.q ?? null });
-    const secret = cursorSecret(c.env);
-    const page = { offset: await decodeOffsetCursor(secret, query.cursor, fingerprint), limit: query.limit };
-    const key = await cacheKey(projectId, "events/names", { fingerprint, page });
+    const {
+      page,
+      cacheKey: key,
+      next: nextCursor,
+    } = await offsetPage(c, "events/names", { q: query.q ?? null }, query);
     const answer = await readThrough(c, key, DISCOVERY_FRESH_SECONDS, () =>
       eventNames(useDatabase(c), projectId, query.q, page),
     );
     const { total, names } = answer.value;
-    const next =
-      names.length > page.limit
-        ? await encodeOffsetCursor(secret, page.offset + page.limit, fingerprint)
-        : undefined;
+    const next = await nextCursor(names.length > page.limit);
     return sendJson(c, {
       body: names.slice(0, page.limit),
       freshFor: answer.freshFor,

@@ -2,19 +2,19 @@ import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import * as v from "valibot";
 import type { AppEnv } from "../../../env";
-import { cursorSecret, decodeOffsetCursor, encodeOffsetCursor, queryFingerprint } from "../../../lib/cursors";
 import { EVENT_COLUMNS } from "../../../lib/dimensions";
 import { ApiError } from "../../../lib/errors";
+import { PROPERTY_PREFIX } from "../../../lib/filter-parser";
 import { nextPageHeaders } from "../../../lib/paging";
-import { cacheKey, readThrough } from "../../../middleware/cache";
+import { readThrough } from "../../../middleware/cache";
 import { useDatabase } from "../../../middleware/database";
 import { sendJson } from "../../../middleware/send-json";
 import { validate } from "../../../middleware/validate";
-import { PROPERTY_PREFIX } from "../../../queries/discovery/properties";
 import { LISTED_VALUES, propertyValues } from "../../../queries/discovery/values";
 import { type PropertyValuesBody, PropertyValuesResponse } from "../../../schemas/discovery";
 import { cachedAnswerResponses, header, LIST_RESPONSE_HEADERS } from "../../openapi";
 import { CursorParam, FlagParam, LimitParam } from "../../params";
+import { offsetPage } from "../offset-page";
 import { DISCOVERY_FRESH_SECONDS } from "./names";
 import { DiscoveryParams, EventNameParams, requestedEventName } from "./params";
 
@@ -70,16 +70,11 @@ export const propertyValuesRoute = new Hono<AppEnv>().get(
     const eventName = await requestedEventName(c, query);
     const key = catalogueKey(propertyKey);
     const search = query.q === "" ? undefined : query.q;
-    const fingerprint = await queryFingerprint({
-      route: "events/property_values",
-      projectId,
-      key,
-      eventName,
-      search,
-    });
-    const secret = cursorSecret(c.env);
-    const page = { offset: await decodeOffsetCursor(secret, query.cursor, fingerprint), limit: query.limit };
-    const cached = await cacheKey(projectId, "events/property_values", { fingerprint, page });
+    const {
+      page,
+      cacheKey: cached,
+      next: nextCursor,
+    } = await offsetPage(c, "events/property_values", { key, eventName, search }, query);
     const answer = await readThrough(c, cached, DISCOVERY_FRESH_SECONDS, () =>
       propertyValues(useDatabase(c), { projectId, key, eventName, search, page }),
     );
@@ -89,10 +84,7 @@ export const propertyValuesRoute = new Hono<AppEnv>().get(
       throw ApiError.invalid(param, `${param}: no stored event${scope} sets ${JSON.stringify(propertyKey)}`);
     }
     const shown = values.slice(0, page.limit);
-    const next =
-      values.length > page.limit
-        ? await encodeOffsetCursor(secret, page.offset + page.limit, fingerprint)
-        : undefined;
+    const next = await nextCursor(values.length > page.limit);
     const body: PropertyValuesBody = {
       event: eventName ?? null,
       property: propertyKey,
