@@ -8,7 +8,9 @@
 -- - refresh_event_rollups (src/db/routines/refresh_event_rollups.sql): the hourly event rollups of
 --   the charts, up to the snapshot xmin taken here first, their exact watermark;
 -- - refresh_catalogue (src/db/routines/refresh_catalogue.sql): the discovery catalogue of event
---   names, keys and values, up to the same watermark.
+--   names, keys and values, up to the same watermark;
+-- - refresh_profile_summaries (src/db/routines/refresh_profile_summaries.sql): one row per profile,
+--   up to the same watermark, its session counts from the sessions just written.
 CREATE OR REPLACE FUNCTION refresh_derived() RETURNS integer
 LANGUAGE plpgsql
 AS $fn$
@@ -16,11 +18,16 @@ DECLARE
   -- Taken first: every transaction below it had finished when this run began.
   next_xid bigint := (pg_snapshot_xmin(pg_current_snapshot())::text)::bigint;
   touched integer;
+  sessions_rebuilt boolean;
 BEGIN
+  -- Read before the session family moves them: a watermark at 0 (or absent) means it rebuilds whole.
+  sessions_rebuilt := coalesce((SELECT min(processed_xid) FROM derived_state WHERE name IN ('sessions', 'rollups')), 0) = 0
+    OR (SELECT count(*) FROM derived_state WHERE name IN ('sessions', 'rollups')) < 2;
   -- Takes the one-run-at-a-time lock (hashtext('refresh_derived')), held until commit.
   touched := refresh_session_rollups();
   PERFORM refresh_event_rollups(next_xid);
   PERFORM refresh_catalogue(next_xid);
+  PERFORM refresh_profile_summaries(next_xid, sessions_rebuilt);
   RETURN touched;
 END;
 $fn$;

@@ -109,6 +109,8 @@ export const events = pgTable(
     index("events_project_time_idx").on(t.projectId, t.createdAt, t.id),
     // Recomputing a touched session reads all of its events.
     index("events_project_session_idx").on(t.projectId, t.sessionId),
+    // A profile's events, newest first (/profiles/{id}, its metrics, the listing's window checks).
+    index("events_project_profile_time_idx").on(t.projectId, t.profileId, t.createdAt, t.id),
     // Derived-table routine: rows committed since the last run. Append-ordered, so BRIN is tiny.
     index("events_ingest_xid_idx").using("brin", t.ingestXid),
     // The revenue of page rows: the few screen views that carry revenue (src/queries/insights/page-revenue.ts).
@@ -153,6 +155,8 @@ export const sessions = pgTable(
   (t) => [
     primaryKey({ columns: [t.projectId, t.id] }),
     index("sessions_project_started_idx").on(t.projectId, t.startedAt),
+    // A profile's sessions, newest first (/profiles/{id}/sessions, its metrics, session counts).
+    index("sessions_project_profile_started_idx").on(t.projectId, t.profileId, t.startedAt),
     // Sessions are written in the order they start, and the planner costs a BRIN range by the
     // start's own correlation (the btree above is costed by project_id's): filtered windows of
     // days to weeks then read their pages, not the whole table (7 days at 10M events 410 → 90 ms).

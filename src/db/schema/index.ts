@@ -3,5 +3,6 @@ export * from "./accounts";
 export * from "./catalogue";
 export * from "./charts";
 export * from "./events";
+export * from "./profile-summaries";
 export * from "./rollups";
 export * from "./sketches";
