@@ -31,6 +31,8 @@ export interface ApiErrorInit {
   detail: string;
   errors?: FieldError[];
   headers?: Record<string, string>;
+  /** The profile a `Profile not found` problem names (contract A3). */
+  profileId?: string;
   cause?: unknown;
 }
 
@@ -40,6 +42,7 @@ export class ApiError extends Error {
   readonly status: ErrorStatus;
   readonly errors: FieldError[];
   readonly headers: Record<string, string>;
+  readonly profileId: string | undefined;
 
   constructor(init: ApiErrorInit) {
     super(init.detail, { cause: init.cause });
@@ -48,6 +51,7 @@ export class ApiError extends Error {
     this.status = ERROR_CODES[init.code].status;
     this.errors = init.errors ?? [];
     this.headers = init.headers ?? {};
+    this.profileId = init.profileId;
   }
 
   /** A failure of ours, with nothing of its cause in the answer (the log has it). */
@@ -56,6 +60,11 @@ export class ApiError extends Error {
       code: "INTERNAL",
       detail: "Something went wrong on our side. The request id identifies it.",
     });
+  }
+
+  /** The 404 of a profile id no stored event carries (contract A3). */
+  static profileNotFound(profileId: string): ApiError {
+    return new ApiError({ code: "NOT_FOUND", detail: "Profile not found", profileId });
   }
 
   /** A 400 for one bad parameter. */

@@ -17,6 +17,7 @@ export function problemDocument(error: ApiError, requestId: string): ProblemDocu
     errors: error.errors,
     error: title,
     message: error.message,
+    ...(error.profileId === undefined ? {} : { profileId: error.profileId }),
   };
 }
 

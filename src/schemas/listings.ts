@@ -92,3 +92,28 @@ export const SessionRowSchema = v.pipe(
 );
 
 export type SessionRow = v.InferOutput<typeof SessionRowSchema>;
+
+export const ProfileRowSchema = v.pipe(
+  v.object({
+    id: v.pipe(v.string(), v.description("The profile_id.")),
+    first_name: text("From the stored profile record; null without one (anonymous visitors)."),
+    last_name: text(),
+    email: text(),
+    avatar: text(),
+    properties: v.pipe(
+      v.record(v.string(), v.unknown()),
+      v.description("The stored profile record's properties; {} without one."),
+    ),
+    project_id: v.string(),
+    is_external: v.pipe(
+      v.boolean(),
+      v.description("Identified: some event of it has profile_id <> device_id."),
+    ),
+    created_at: v.pipe(v.string(), v.description("Its first event ever, RFC 3339 in UTC with milliseconds.")),
+    last_seen_at: v.pipe(v.string(), v.description("Its latest event ever.")),
+    groups: v.pipe(v.array(v.string()), v.description("Groups are not supported: always [].")),
+  }),
+  v.metadata({ ref: "ProfileRow" }),
+);
+
+export type ProfileRow = v.InferOutput<typeof ProfileRowSchema>;

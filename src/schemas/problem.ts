@@ -21,6 +21,9 @@ export const ProblemSchema = v.pipe(
     ),
     error: v.pipe(v.string(), v.description("Same as `title` (OpenPanel compatibility).")),
     message: v.pipe(v.string(), v.description("Same as `detail` (OpenPanel compatibility).")),
+    profileId: v.optional(
+      v.pipe(v.string(), v.description("Only on `Profile not found`: the profile asked for.")),
+    ),
   }),
   v.metadata({ ref: "Problem" }),
   v.description("RFC 9457 problem details."),

@@ -16,6 +16,8 @@ export interface EventListing {
   names: string[];
   /** Event-scoped filters: the route's own column and property parameters become `is` filters here. */
   filters: Filter[];
+  /** Only this profile's events, read through its (project, profile, time) index. */
+  profileId?: string;
 }
 
 /** A place in the listing order: the next page starts with the next older event. */
@@ -75,6 +77,7 @@ export async function listEvents(
     .where(
       and(
         eq(events.projectId, listing.projectId),
+        listing.profileId === undefined ? undefined : eq(events.profileId, listing.profileId),
         gte(events.createdAt, new Date(listing.start)),
         lt(events.createdAt, new Date(listing.end)),
         listing.names.length > 0 ? sql`${events.name} = any(${sql.param(listing.names)}::text[])` : undefined,

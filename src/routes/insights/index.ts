@@ -12,6 +12,10 @@ import { metrics } from "./metrics";
 import { overview } from "./overview";
 import { pagePerformanceRoute } from "./page-performance";
 import { pages } from "./pages";
+import { profileListing } from "./profiles/list";
+import { profileMetricsRoute } from "./profiles/metrics";
+import { profileDetail } from "./profiles/profile";
+import { profileSessions } from "./profiles/sessions";
 import { sessionListing } from "./sessions";
 import { traffic } from "./traffic";
 import { notSupported } from "./unsupported";
@@ -32,6 +36,10 @@ export const insights = new Hono<AppEnv>()
   .route("/", propertyValuesRoute)
   .route("/", eventListing)
   .route("/", sessionListing)
+  .route("/", profileListing)
+  .route("/", profileDetail)
+  .route("/", profileSessions)
+  .route("/", profileMetricsRoute)
   .route("/", traffic)
   .route("/", notSupported)
   // Last: `/:projectId/:dimension` would otherwise shadow the named routes.

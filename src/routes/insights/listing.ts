@@ -11,7 +11,7 @@ import type { ListingPosition } from "../../queries/listings/events";
 import { type InsightsScope, windowHeaders } from "./scope";
 
 /**
- * Answers a keyset listing (`/events`, `/sessions`): decodes the cursor (signed, bound to the query
+ * Answers a keyset listing (`/events`, `/sessions`, `/profiles…`): decodes the cursor (signed, bound to the query
  * by `inputs`), reads one row more than `limit` through the cache, and sends the rows as a bare
  * array with the next page in `Link`/`X-Next-Cursor` and the window in `X-Window-*`.
  */
@@ -56,6 +56,6 @@ export async function answerListing<Row extends { position: ListingPosition }>(
     body: answer.value.rows.map(({ position: _position, ...row }) => row),
     freshFor: answer.freshFor,
     cacheStatus: answer.cacheStatus,
-    headers: { ...nextPageHeaders(c.req.url, next), ...windowHeaders(scope.range) },
+    headers: { ...nextPageHeaders(c.req.url, next), ...windowHeaders(scope.range, scope.lifetime) },
   });
 }

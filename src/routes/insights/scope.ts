@@ -1,7 +1,15 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { type Filter, normalizeFilters } from "../../lib/filter-parser";
-import { type RangePreset, type ResolvedRange, rangeFingerprint, resolveRange } from "../../lib/range";
+import {
+  type RangePreset,
+  type ResolvedRange,
+  rangeFingerprint,
+  requireTimeZone,
+  resolveRange,
+  windowMeta,
+} from "../../lib/range";
+import { given } from "../../lib/validation";
 import type { SessionScope } from "../../queries/insights/model";
 import { type RangeQuery, rollupsAllowed } from "../params";
 
@@ -14,6 +22,59 @@ export interface InsightsScope {
   projectTimezone: string;
   /** Normalized inputs that fully determine the answer: the cache key and cursor fingerprint. */
   fingerprint: Record<string, unknown>;
+  /** A lifetime route asked without a window (contract A1): all stored history up to now. */
+  lifetime?: boolean;
+}
+
+/**
+ * The window of a lifetime scope: every instant an event can carry. A fixed pair, so the cache key
+ * and the cursors of "all history" do not change with the clock.
+ */
+export const LIFETIME_WINDOW = { start: 0, end: Date.UTC(9999, 0, 1) };
+
+/**
+ * The scope of a lifetime route (`/profiles*`): without `range`, `startDate` and `endDate`, all stored
+ * history up to now in the request timezone; with any of them, the window as every insights route
+ * resolves it.
+ */
+export function resolveLifetimeScope(c: Context<AppEnv>, query: RangeQuery): InsightsScope {
+  if (
+    query.range !== undefined ||
+    given(query.startDate) !== undefined ||
+    given(query.endDate) !== undefined
+  ) {
+    return resolveInsightsScope(c, query, { autoInterval: false });
+  }
+  const timezone = requireTimeZone(query.timezone ?? c.get("project").timezone);
+  const range: ResolvedRange = {
+    timezone,
+    window: LIFETIME_WINDOW,
+    interval: "day",
+    buckets: [],
+    meta: { ...windowMeta({ start: Date.now(), end: Date.now() + 1 }, timezone), timezone, interval: "day" },
+  };
+  return {
+    range,
+    filters: normalizeFilters(query.filters),
+    rollups: rollupsAllowed(c),
+    projectTimezone: c.get("project").timezone,
+    fingerprint: { lifetime: true, timezone, filters: query.filters },
+    lifetime: true,
+  };
+}
+
+/** The window an object body states (contract A1): `startDate` null for a lifetime scope. */
+export function scopeMeta(scope: InsightsScope): {
+  startDate: string | null;
+  endDate: string;
+  timezone: string;
+} {
+  const { meta } = scope.range;
+  return {
+    startDate: scope.lifetime ? null : meta.startDate,
+    endDate: meta.endDate,
+    timezone: meta.timezone,
+  };
 }
 
 /** Resolves the window and filters of an insights request in the project's timezone by default. */
@@ -54,10 +115,13 @@ export function sessionScopeOf(scope: InsightsScope, projectId: string): Session
   };
 }
 
-/** The window of an answer whose body cannot say it (an array, a listing): `X-Window-*` headers. */
-export function windowHeaders(range: ResolvedRange): Record<string, string> {
+/**
+ * The window of an answer whose body cannot say it (an array, a listing): `X-Window-*` headers,
+ * without `X-Window-Start` for a lifetime scope.
+ */
+export function windowHeaders(range: ResolvedRange, lifetime = false): Record<string, string> {
   return {
-    "X-Window-Start": range.meta.startDate,
+    ...(lifetime ? {} : { "X-Window-Start": range.meta.startDate }),
     ...(range.meta.requestedStartDate ? { "X-Requested-Window-Start": range.meta.requestedStartDate } : {}),
     "X-Window-End": range.meta.endDate,
     "X-Timezone": range.timezone,
