@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { encodeListingCursor } from "../../src/lib/cursors";
 import { BENCH_PROJECT, benchWindow } from "./cases";
 import {
   type ApiClient,
@@ -15,9 +16,12 @@ import type { BenchOptions } from "./options";
 /**
  * The routes of issue 17 (discovery, the event listing, OpenPanel's overview, page and traffic
  * routes), uncached through the whole path, each beside the plain SQL a user would write over
- * `events` for the same answer. The values they ask for (an event name, a property key) are read
- * from the data, never fixed here.
+ * `events` for the same answer. The values they ask for (an event name, a property key, a
+ * profile) are read from the data, never fixed here.
  */
+
+/** How deep the deep listing pages start: a million rows, or the listing's last page when it is shorter. */
+const DEPTH = 1_000_000;
 
 export interface RouteCase {
   id: string;
@@ -28,6 +32,12 @@ export interface RouteCase {
   sql: { text: string; values: unknown[] };
   /** What the report says beside the figures: why a target may be missed, what the baseline is. */
   note?: string;
+  /**
+   * A keyset page deep in the listing: the row at this depth of the listing's order, read by SQL
+   * (columns `t`, epoch ms, and `i`, the id), becomes the position of a cursor signed for the
+   * query of `path` (its fingerprint taken from the first page's own next cursor).
+   */
+  deep?: { positionSql: { text: string; values: unknown[] } };
 }
 
 export interface RouteResult {
@@ -40,22 +50,37 @@ export interface RouteResult {
 }
 
 /** The most frequent (event name, top-level property key) pair of a sample of the data set. */
-async function pickedValues(db: pg.Client): Promise<{ property: string; propertyOf: string }> {
+async function pickedValues(
+  db: pg.Client,
+): Promise<{ property: string; propertyOf: string; profile: string; profileEvents: number }> {
   const pair = await db.query<{ name: string; key: string }>(
     `SELECT name, key FROM (SELECT name, properties FROM events WHERE project_id = $1 AND properties <> '{}' LIMIT 10000) AS sample,
        jsonb_object_keys(properties) AS key GROUP BY name, key ORDER BY count(*) DESC, name, key LIMIT 1`,
     [BENCH_PROJECT],
   );
+  // The identified profile with the most events: the single-profile routes' worst case.
+  const busiest = await db.query<{ profile_id: string; event_count: string }>(
+    `SELECT profile_id, event_count FROM profile_summaries WHERE project_id = $1 AND identified
+       ORDER BY event_count DESC, profile_id LIMIT 1`,
+    [BENCH_PROJECT],
+  );
   return {
     property: pair.rows[0]?.key ?? "plan",
     propertyOf: pair.rows[0]?.name ?? "screen_view",
+    profile: busiest.rows[0]?.profile_id ?? "",
+    profileEvents: Number(busiest.rows[0]?.event_count ?? 0),
   };
 }
 
 export async function planRoutes(db: pg.Client, dataEnd: Date): Promise<RouteCase[]> {
-  const { property, propertyOf } = await pickedValues(db);
+  const { property, propertyOf, profile, profileEvents } = await pickedValues(db);
+  const profilePath = `/insights/${BENCH_PROJECT}/profiles/${encodeURIComponent(profile)}`;
+  const ofProfile = "project_id = $1 AND profile_id = $2";
   const window = benchWindow(30, dataEnd);
   const range = `startDate=${window.startDate}&endDate=${window.endDate}&timezone=UTC`;
+  // Every day of the data set, through its last whole day and the day after.
+  const lastDay = new Date(window.end.getTime() + 86_400_000).toISOString().slice(0, 10);
+  const history = `startDate=2000-01-01&endDate=${lastDay}&timezone=UTC`;
   const project = `/insights/${BENCH_PROJECT}`;
   const inWindow = "project_id = $1 AND created_at >= $2 AND created_at < $3";
   const windowValues = [BENCH_PROJECT, window.start, window.end];
@@ -115,6 +140,118 @@ export async function planRoutes(db: pg.Client, dataEnd: Date): Promise<RouteCas
         values: windowValues,
       },
       note: "The plain SQL has to group the window's events into sessions before it can sort them; the listing reads the derived sessions by their start.",
+    },
+    {
+      id: "events_deep",
+      label: `/events (30 days, cursor page at depth ${DEPTH.toLocaleString("en-US")} or the last)`,
+      targetMs: 30,
+      path: `${project}/events?${range}`,
+      deep: {
+        positionSql: {
+          text: `SELECT floor(extract(epoch FROM created_at) * 1000)::float8 AS t, id::text AS i FROM events
+            WHERE ${inWindow} ORDER BY created_at DESC, id DESC OFFSET least($4, (SELECT count(*) - 20 FROM events WHERE ${inWindow})) LIMIT 1`,
+          values: [...windowValues, DEPTH],
+        },
+      },
+      note: "The plain SQL pages with OFFSET, as a client without keyset cursors does; the listing seeks its index to the cursor's position, so its cost does not grow with depth.",
+      sql: {
+        text: `SELECT * FROM events WHERE ${inWindow} ORDER BY created_at DESC, id DESC OFFSET $4 LIMIT 20`,
+        values: [...windowValues, DEPTH],
+      },
+    },
+    {
+      id: "sessions_deep",
+      label: `/sessions (all days, cursor page at depth ${DEPTH.toLocaleString("en-US")} or the last)`,
+      targetMs: 30,
+      path: `${project}/sessions?${history}`,
+      deep: {
+        positionSql: {
+          text: `SELECT floor(extract(epoch FROM started_at) * 1000)::float8 AS t, id AS i FROM sessions
+            WHERE project_id = $1 ORDER BY started_at DESC, id COLLATE "C" DESC
+            OFFSET least($2, (SELECT count(*) - 20 FROM sessions WHERE project_id = $1)) LIMIT 1`,
+          values: [BENCH_PROJECT, DEPTH],
+        },
+      },
+      sql: {
+        text: `SELECT session_id, min(created_at) AS started FROM events WHERE project_id = $1
+          GROUP BY session_id ORDER BY started DESC, session_id DESC OFFSET $2 LIMIT 20`,
+        values: [BENCH_PROJECT, DEPTH],
+      },
+    },
+    {
+      id: "profiles",
+      label: "/profiles (whole history, first page)",
+      targetMs: 30,
+      path: `${project}/profiles`,
+      sql: {
+        text: `SELECT profile_id, min(created_at) AS first_seen, max(created_at) AS last_seen, bool_or(profile_id <> device_id)
+          FROM events WHERE project_id = $1 GROUP BY profile_id ORDER BY first_seen DESC, profile_id DESC LIMIT 20`,
+        values: [BENCH_PROJECT],
+      },
+      note: "The plain SQL groups every event by visitor; the listing reads the profile summaries by first seen.",
+    },
+    {
+      id: "profiles_deep",
+      label: `/profiles (whole history, cursor page at depth ${DEPTH.toLocaleString("en-US")} or the last)`,
+      targetMs: 30,
+      path: `${project}/profiles`,
+      deep: {
+        positionSql: {
+          text: `SELECT floor(extract(epoch FROM first_seen_at) * 1000)::float8 AS t, profile_id AS i FROM profile_summaries
+            WHERE project_id = $1 ORDER BY first_seen_at DESC, profile_id COLLATE "C" DESC
+            OFFSET least($2, (SELECT count(*) - 20 FROM profile_summaries WHERE project_id = $1)) LIMIT 1`,
+          values: [BENCH_PROJECT, DEPTH],
+        },
+      },
+      sql: {
+        text: `SELECT profile_id, min(created_at) AS first_seen FROM events WHERE project_id = $1
+          GROUP BY profile_id ORDER BY first_seen DESC, profile_id DESC OFFSET $2 LIMIT 20`,
+        values: [BENCH_PROJECT, DEPTH],
+      },
+    },
+    {
+      id: "profiles_window",
+      label: "/profiles (30 days, identified, first page)",
+      targetMs: 30,
+      path: `${project}/profiles?${range}&identified=true`,
+      sql: {
+        text: `SELECT profile_id, min(created_at) AS first_seen FROM events WHERE ${inWindow} AND profile_id <> device_id
+          GROUP BY profile_id ORDER BY first_seen DESC LIMIT 20`,
+        values: windowValues,
+      },
+    },
+    {
+      id: "profile",
+      label: `/profiles/{id} (the identified profile with the most events: ${profileEvents.toLocaleString("en-US")})`,
+      targetMs: 30,
+      path: profilePath,
+      sql: {
+        text: `SELECT min(created_at), max(created_at), (SELECT array_agg(id) FROM (SELECT id FROM events WHERE ${ofProfile}
+          ORDER BY created_at DESC LIMIT 20) AS recent) FROM events WHERE ${ofProfile}`,
+        values: [BENCH_PROJECT, profile],
+      },
+    },
+    {
+      id: "profile_sessions",
+      label: "/profiles/{id}/sessions (same profile)",
+      targetMs: 30,
+      path: `${profilePath}/sessions`,
+      sql: {
+        text: `SELECT session_id, min(created_at) AS started FROM events WHERE ${ofProfile}
+          GROUP BY session_id ORDER BY started DESC LIMIT 20`,
+        values: [BENCH_PROJECT, profile],
+      },
+    },
+    {
+      id: "profile_metrics",
+      label: "/profiles/{id}/metrics (same profile)",
+      targetMs: 30,
+      path: `${profilePath}/metrics`,
+      sql: {
+        text: `SELECT count(*), count(*) FILTER (WHERE name = 'screen_view'), count(DISTINCT created_at::date), sum(revenue),
+          count(DISTINCT session_id) FROM events WHERE ${ofProfile}`,
+        values: [BENCH_PROJECT, profile],
+      },
     },
     {
       id: "overview",
@@ -185,9 +322,12 @@ export async function measureRoutes(
   await db.query(`SET statement_timeout = ${Math.round(options.baselineTimeoutSeconds * 1000)}`);
   try {
     for (const route of await planRoutes(db, dataEnd)) {
+      const path = route.deep
+        ? await deepPagePath(client, db, route.path, route.deep.positionSql)
+        : route.path;
       const api = summarize(
         await measure(options.runs, options.budgetSeconds * 1000, async () => {
-          await apiGetOk(client, route.path, true);
+          await apiGetOk(client, path, true);
         }),
       );
       const sql = summarize(
@@ -213,6 +353,32 @@ export async function measureRoutes(
     await db.query("RESET statement_timeout");
   }
   return results;
+}
+
+/**
+ * The path of a keyset page deep in a listing: the first page's next cursor names the query's
+ * fingerprint; the same fingerprint with the position SQL reads is signed as the server would.
+ */
+async function deepPagePath(
+  client: ApiClient,
+  db: pg.Client,
+  path: string,
+  positionSql: { text: string; values: unknown[] },
+): Promise<string> {
+  const first = await apiGetOk(client, path, true);
+  const next = first.headers.get("x-next-cursor");
+  if (!next) throw new Error(`${path}: the first page has no next cursor`);
+  const payload = JSON.parse(Buffer.from(next.split(".")[0] ?? "", "base64url").toString("utf8")) as {
+    q: string;
+  };
+  const position = (await db.query<{ t: number; i: string }>(positionSql.text, positionSql.values)).rows[0];
+  if (!position) throw new Error(`${path}: no row at the deep position`);
+  const cursor = await encodeListingCursor(
+    client.cursorSecret,
+    { createdAt: position.t, id: position.i },
+    payload.q,
+  );
+  return `${path}${path.includes("?") ? "&" : "?"}cursor=${encodeURIComponent(cursor)}`;
 }
 
 /** The report's section for these routes. */
