@@ -92,7 +92,7 @@ export function chartRollupsCover(query: ChartSeriesQuery): boolean {
 }
 
 /** Every event whose ingest_xid is below this is in the rollups; 0 before their first build. */
-async function eventRollupsWatermark(db: Database): Promise<number> {
+export async function eventRollupsWatermark(db: Database): Promise<number> {
   const [row] = await db
     .select({ xid: derivedState.processedXid })
     .from(derivedState)

@@ -5,7 +5,7 @@ import { eventMeta, events, profiles } from "../../db/schema";
 import type { Filter } from "../../lib/filter-parser";
 import type { ExportedEvent } from "../../schemas/export-events";
 import { eventConditions } from "../filter-conditions";
-import { isoText, toNumber } from "../sql-helpers";
+import { isoText } from "../sql-helpers";
 
 /**
  * Raw event export (contract section 6): the events of one project newest first, `created_at`
@@ -155,7 +155,7 @@ export function exportedEventKeys(includes: ReadonlySet<IncludedField>): Array<k
 }
 
 /** Every filter of the export, shared by the page and the count so both always agree. */
-function scopeConditions(scope: EventExportScope): SQL | undefined {
+export function scopeConditions(scope: EventExportScope): SQL | undefined {
   return and(
     eq(events.projectId, scope.projectId),
     // One bound text[] parameter however many names were asked for.
@@ -167,7 +167,7 @@ function scopeConditions(scope: EventExportScope): SQL | undefined {
   );
 }
 
-const positionRow = (position: EventPosition) =>
+export const positionRow = (position: EventPosition) =>
   sql`(${new Date(position.createdAt).toISOString()}::timestamptz, ${position.id}::uuid)`;
 
 /**
@@ -374,23 +374,4 @@ export async function findEventPosition(
     .where(and(eq(events.projectId, projectId), eq(events.id, id)))
     .limit(1);
   return row ? { createdAt: row.createdAt.getTime(), id: row.id } : undefined;
-}
-
-/**
- * How many events match the scope, and how many of them a page starting after `position` has
- * already passed: those up to and including the position's own event (0 without one). One scan.
- */
-export async function countEvents(
-  db: Database,
-  scope: EventExportScope,
-  position: EventPosition | undefined,
-): Promise<{ total: number; before: number }> {
-  const before = position
-    ? sql<string>`count(*) filter (where (${events.createdAt}, ${events.id}) >= ${positionRow(position)})`
-    : sql<string>`0`;
-  const [row] = await db
-    .select({ total: sql<string>`count(*)`, before })
-    .from(events)
-    .where(scopeConditions(scope));
-  return { total: toNumber(row?.total), before: toNumber(row?.before) };
 }

@@ -14,8 +14,8 @@ import { logFailure } from "../../../lib/failure-log";
 import { nextPageHeaders } from "../../../lib/paging";
 import { closeDatabaseAfterStream, useDatabase } from "../../../middleware/database";
 import { sendJson } from "../../../middleware/send-json";
+import { countExportedEvents } from "../../../queries/export/event-counts";
 import {
-  countEvents,
   type EventLines,
   type EventPageRequest,
   type EventPosition,
@@ -44,7 +44,7 @@ export async function answerPage(c: Context<AppEnv>, request: ExportRequest): Pr
       after: start.position,
       offset: start.offset,
     }),
-    withTotals ? countEvents(db, scope, start.position) : undefined,
+    withTotals ? countExportedEvents(db, scope, start.position) : undefined,
   ]);
   const data = rows.slice(0, query.limit);
   const last = data.at(-1);
