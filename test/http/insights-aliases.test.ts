@@ -172,6 +172,23 @@ describe("/pages/entry_exit", () => {
     },
   );
 
+  it("in another timezone adds the edge hours to the whole days (rollups), or reads sessions (half-hour zones)", async () => {
+    for (const [timezone, start, end] of [
+      ["Europe/Oslo", "2026-05-02T22:00:00Z", "2026-05-09T22:00:00Z"],
+      ["Asia/Kolkata", "2026-05-02T18:30:00Z", "2026-05-09T18:30:00Z"],
+    ] as const) {
+      const response = await get<unknown[]>("pages/entry_exit", {
+        startDate: "2026-05-03",
+        endDate: "2026-05-09",
+        timezone,
+        mode: "exit",
+      });
+      const expected = referenceEntryExit(traffic, { ...SCOPE(), start: utc(start), end: utc(end) }, "exit");
+      expect(expected.length).toBeGreaterThan(3);
+      expect(response.body).toEqual(expected);
+    }
+  });
+
   it("defaults to entry pages and pages by cursor", async () => {
     const expected = referenceEntryExit(traffic, SCOPE(), "entry");
     const first = await get<unknown[]>("pages/entry_exit", { ...WINDOW, limit: "2" });

@@ -2,6 +2,7 @@
 export * from "./accounts";
 export * from "./catalogue";
 export * from "./charts";
+export * from "./entry-exit-rollups";
 export * from "./events";
 export * from "./profile-summaries";
 export * from "./rollups";

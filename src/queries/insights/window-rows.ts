@@ -27,6 +27,11 @@ const FAMILIES = {
     columns: "origin, path, title, sessions, pageviews, bounces, duration_ms, timed_views",
   },
   visitors: { hours: "visitor_sketches", days: "visitor_day_sketches", columns: "plane, registers" },
+  entryExit: {
+    hours: "entry_exit_rollups",
+    days: "entry_exit_day_rollups",
+    columns: "mode, origin, path, sessions, bounces, screen_views, revenue",
+  },
 } as const;
 
 /**
