@@ -288,6 +288,9 @@ const TRAFFIC_PARAMS: Param[] = [
   ["performedEvent", (rng) => rng.pick(["purchase", "signup"]), text],
   ["sortOrder", (rng) => rng.pick(["asc", "desc"]), text],
   ["eventLimit", (rng) => String(1 + rng.int(100)), HOSTILE_NUMBER],
+  ["steps", (rng) => rng.pick(['["screen_view","purchase"]', "signup"]), text],
+  ["windowHours", (rng) => String(1 + rng.int(720)), HOSTILE_NUMBER],
+  ["groupBy", (rng) => rng.pick(["session_id", "profile_id"]), text],
   [
     "breakdown",
     (rng) => rng.pick(["country", "city", "referrer_name", "utm_source", "browser", "os_version"]),
@@ -404,6 +407,7 @@ function route(rng: Rng, target: FuzzTarget): string {
         `profiles/${rng.pick(["user-1", "d-s1", "12345", segmentOf(text(rng))])}`,
         "profiles/user-1/sessions",
         "profiles/user-1/metrics",
+        "funnel",
         "events/names",
         "events/properties",
         "events/property_values",

@@ -203,6 +203,7 @@ describe("GET /openapi.json and /docs", () => {
       "/insights/{projectId}/events/names",
       "/insights/{projectId}/events/properties",
       "/insights/{projectId}/events/property_values",
+      "/insights/{projectId}/funnel",
       "/insights/{projectId}/groups",
       "/insights/{projectId}/groups/{groupId}",
       "/insights/{projectId}/live",

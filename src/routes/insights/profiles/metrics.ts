@@ -9,8 +9,8 @@ import { profileMetrics } from "../../../queries/listings/profile-metrics";
 import { ProfileMetricsSchema } from "../../../schemas/profiles";
 import { cachedAnswerResponses } from "../../openapi";
 import { RangeParams } from "../../params";
+import { answerObject } from "../object-answer";
 import { resolveLifetimeScope } from "../scope";
-import { answerProfileBody } from "./profile-answer";
 
 const ProfileMetricsQuery = v.object({ ...RangeParams });
 
@@ -33,7 +33,7 @@ export const profileMetricsRoute = new Hono<AppEnv>().get(
     const projectId = c.get("project").id;
     const profileId = c.req.param("profileId");
     const scope = resolveLifetimeScope(c, query);
-    return answerProfileBody(c, {
+    return answerObject(c, {
       route: "profile/metrics",
       scope,
       inputs: { profileId },

@@ -9,8 +9,8 @@ import { findProfile } from "../../../queries/listings/profile";
 import { ProfileDetailSchema } from "../../../schemas/profiles";
 import { cachedAnswerResponses } from "../../openapi";
 import { RangeParams, WholeNumberParam } from "../../params";
+import { answerObject } from "../object-answer";
 import { resolveLifetimeScope } from "../scope";
-import { answerProfileBody } from "./profile-answer";
 
 const ProfileQuery = v.object({
   ...RangeParams,
@@ -43,7 +43,7 @@ export const profileDetail = new Hono<AppEnv>().get(
     const projectId = c.get("project").id;
     const profileId = c.req.param("profileId");
     const scope = resolveLifetimeScope(c, query);
-    return answerProfileBody(c, {
+    return answerObject(c, {
       route: "profile",
       scope,
       inputs: { profileId, eventLimit: query.eventLimit },

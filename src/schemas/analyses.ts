@@ -1,0 +1,50 @@
+import * as v from "valibot";
+
+/** The bodies of the product analyses (contract A5–A7); the TypeScript types derive from these. */
+
+const percent = (description: string) =>
+  v.pipe(v.number(), v.description(`${description} Percent 0–100, 2 decimals.`));
+
+export const FunnelStepSchema = v.object({
+  step: v.pipe(v.number(), v.description("1-based position in `steps`.")),
+  eventName: v.string(),
+  users: v.pipe(
+    v.number(),
+    v.description("Groups (sessions by default, profiles with `groupBy=profile_id`) that reached this step."),
+  ),
+  conversionRateFromStart: percent("100 × users ÷ the first step's users."),
+  dropoffCount: v.pipe(
+    v.nullable(v.number()),
+    v.description("users − the next step's users; null on the last step."),
+  ),
+  dropoffPercent: v.pipe(
+    v.nullable(v.number()),
+    v.description(
+      "100 × dropoffCount ÷ users (the loss to the next step), 2 decimals; null on the last step.",
+    ),
+  ),
+  isHighestDropoff: v.pipe(
+    v.boolean(),
+    v.description("True on the first step with the largest dropoffCount, when that is above 0."),
+  ),
+});
+
+export const FunnelResponseSchema = v.pipe(
+  v.object({
+    steps: v.array(FunnelStepSchema),
+    totalUsers: v.pipe(v.number(), v.description("The first step's users.")),
+    completedUsers: v.pipe(v.number(), v.description("The last step's users.")),
+    overallConversionRate: percent("100 × completedUsers ÷ totalUsers."),
+    meta: v.object({
+      startDate: v.string(),
+      endDate: v.string(),
+      timezone: v.string(),
+      groupBy: v.picklist(["session_id", "profile_id"]),
+      windowHours: v.number(),
+    }),
+  }),
+  v.metadata({ ref: "FunnelResponse" }),
+);
+
+export type FunnelResponse = v.InferOutput<typeof FunnelResponseSchema>;
+export type FunnelStep = v.InferOutput<typeof FunnelStepSchema>;

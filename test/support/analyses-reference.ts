@@ -1,0 +1,84 @@
+import { eventPasses, type RawEvent, type RawFilter } from "./reference";
+
+/**
+ * The reference for the product analyses (contract A5–A7), in plain TypeScript over the raw events
+ * a test inserted, by algorithms other than the SQL's.
+ */
+
+export interface FunnelReferenceScope {
+  projectId: string;
+  start: number;
+  end: number;
+  steps: string[];
+  windowHours: number;
+  groupBy: "session_id" | "profile_id";
+  filters?: RawFilter[];
+}
+
+/**
+ * A group's level: for every event of the first step as the start, walk the steps taking the
+ * earliest event of each that is strictly later than the one before and within the window of the
+ * start (the earliest choice never loses a later step); the best start wins.
+ */
+function levelOf(events: RawEvent[], steps: string[], windowMs: number): number {
+  const times = (name: string) =>
+    events.filter((event) => event.name === name).map((event) => event.createdAt.getTime());
+  const byStep = steps.map(times);
+  let best = 0;
+  for (const start of byStep[0] ?? []) {
+    let level = 1;
+    let last = start;
+    for (let k = 1; k < steps.length; k++) {
+      const next = (byStep[k] ?? [])
+        .filter((t) => t > last && t - start <= windowMs)
+        .sort((a, b) => a - b)[0];
+      if (next === undefined) break;
+      level = k + 1;
+      last = next;
+    }
+    best = Math.max(best, level);
+  }
+  return best;
+}
+
+/** users_k of the funnel: groups whose level is at least k, for k = 1…steps. */
+export function referenceFunnel(events: RawEvent[], scope: FunnelReferenceScope): number[] {
+  const groups = new Map<string, RawEvent[]>();
+  for (const event of events) {
+    const at = event.createdAt.getTime();
+    if (event.projectId !== scope.projectId || at < scope.start || at >= scope.end) continue;
+    if (!scope.steps.includes(event.name) || !eventPasses(event, scope.filters ?? [])) continue;
+    const key = scope.groupBy === "session_id" ? event.sessionId : event.profileId;
+    groups.set(key, [...(groups.get(key) ?? []), event]);
+  }
+  const levels = [...groups.values()].map((list) =>
+    levelOf(list, scope.steps, scope.windowHours * 3_600_000),
+  );
+  return scope.steps.map((_, index) => levels.filter((level) => level >= index + 1).length);
+}
+
+/** 100 × part ÷ whole, rounded half up to 2 decimals; 0 when whole is 0. */
+const percent = (part: number, whole: number) =>
+  whole === 0 ? 0 : Math.round((10_000 * part) / whole) / 100;
+
+/** The `steps` of the answer as contract A5 words them, from users_k. */
+export function referenceFunnelSteps(names: string[], users: number[]) {
+  const dropoffs = users.map((count, k) => (k < users.length - 1 ? count - (users[k + 1] ?? 0) : null));
+  let highestAt = -1;
+  dropoffs.forEach((dropoff, k) => {
+    if (dropoff !== null && dropoff > 0 && (highestAt < 0 || dropoff > (dropoffs[highestAt] ?? 0)))
+      highestAt = k;
+  });
+  return names.map((eventName, k) => {
+    const dropoff = dropoffs[k] ?? null;
+    return {
+      step: k + 1,
+      eventName,
+      users: users[k] ?? 0,
+      conversionRateFromStart: percent(users[k] ?? 0, users[0] ?? 0),
+      dropoffCount: dropoff,
+      dropoffPercent: dropoff === null ? null : percent(dropoff, users[k] ?? 0),
+      isHighestDropoff: k === highestAt,
+    };
+  });
+}
