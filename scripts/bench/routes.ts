@@ -52,7 +52,13 @@ export interface RouteResult {
 /** The most frequent (event name, top-level property key) pair of a sample of the data set. */
 async function pickedValues(
   db: pg.Client,
-): Promise<{ property: string; propertyOf: string; profile: string; profileEvents: number }> {
+): Promise<{
+  steps: string[];
+  property: string;
+  propertyOf: string;
+  profile: string;
+  profileEvents: number;
+}> {
   const pair = await db.query<{ name: string; key: string }>(
     `SELECT name, key FROM (SELECT name, properties FROM events WHERE project_id = $1 AND properties <> '{}' LIMIT 10000) AS sample,
        jsonb_object_keys(properties) AS key GROUP BY name, key ORDER BY count(*) DESC, name, key LIMIT 1`,
@@ -64,7 +70,14 @@ async function pickedValues(
        ORDER BY event_count DESC, profile_id LIMIT 1`,
     [BENCH_PROJECT],
   );
+  // The funnel's steps: the three most frequent event names of a sample, most frequent first.
+  const names = await db.query<{ name: string }>(
+    `SELECT name FROM (SELECT name FROM events WHERE project_id = $1 LIMIT 100000) AS sample
+       GROUP BY name ORDER BY count(*) DESC, name LIMIT 3`,
+    [BENCH_PROJECT],
+  );
   return {
+    steps: names.rows.map((row) => row.name),
     property: pair.rows[0]?.key ?? "plan",
     propertyOf: pair.rows[0]?.name ?? "screen_view",
     profile: busiest.rows[0]?.profile_id ?? "",
@@ -73,7 +86,8 @@ async function pickedValues(
 }
 
 export async function planRoutes(db: pg.Client, dataEnd: Date): Promise<RouteCase[]> {
-  const { property, propertyOf, profile, profileEvents } = await pickedValues(db);
+  const { steps, property, propertyOf, profile, profileEvents } = await pickedValues(db);
+  const stepsQuery = steps.map((step) => `steps=${encodeURIComponent(step)}`).join("&");
   const profilePath = `/insights/${BENCH_PROJECT}/profiles/${encodeURIComponent(profile)}`;
   const ofProfile = "project_id = $1 AND profile_id = $2";
   const window = benchWindow(30, dataEnd);
@@ -253,6 +267,23 @@ export async function planRoutes(db: pg.Client, dataEnd: Date): Promise<RouteCas
         values: [BENCH_PROJECT, profile],
       },
     },
+    ...(["session_id", "profile_id"] as const).map((groupBy) => ({
+      id: `funnel_${groupBy}`,
+      label: `/funnel (30 days, 3 steps ${steps.join(" → ")}, 24 h, by ${groupBy})`,
+      targetMs: 300,
+      path: `${project}/funnel?${range}&${stepsQuery}&groupBy=${groupBy}`,
+      note: "The plain SQL is the self-join a client would write (each later step joined to the earlier ones within 24 hours, distinct groups counted).",
+      sql: {
+        text: `SELECT count(DISTINCT a.${groupBy}), count(DISTINCT b.${groupBy}), count(DISTINCT c.${groupBy})
+          FROM events a
+          LEFT JOIN events b ON b.project_id = a.project_id AND b.${groupBy} = a.${groupBy} AND b.name = $5
+            AND b.created_at > a.created_at AND b.created_at <= a.created_at + interval '24 hours' AND b.created_at < $3
+          LEFT JOIN events c ON c.project_id = a.project_id AND c.${groupBy} = a.${groupBy} AND c.name = $6
+            AND c.created_at > b.created_at AND c.created_at <= a.created_at + interval '24 hours' AND c.created_at < $3
+          WHERE a.project_id = $1 AND a.created_at >= $2 AND a.created_at < $3 AND a.name = $4`,
+        values: [...windowValues, ...steps],
+      },
+    })),
     {
       id: "overview",
       label: "/overview (30 days, daily)",
