@@ -50,9 +50,7 @@ export interface RouteResult {
 }
 
 /** The most frequent (event name, top-level property key) pair of a sample of the data set. */
-async function pickedValues(
-  db: pg.Client,
-): Promise<{
+async function pickedValues(db: pg.Client): Promise<{
   steps: string[];
   property: string;
   propertyOf: string;

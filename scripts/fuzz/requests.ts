@@ -408,6 +408,7 @@ function route(rng: Rng, target: FuzzTarget): string {
         "profiles/user-1/sessions",
         "profiles/user-1/metrics",
         "funnel",
+        "engagement",
         "events/names",
         "events/properties",
         "events/property_values",

@@ -48,3 +48,34 @@ export const FunnelResponseSchema = v.pipe(
 
 export type FunnelResponse = v.InferOutput<typeof FunnelResponseSchema>;
 export type FunnelStep = v.InferOutput<typeof FunnelStepSchema>;
+
+export const EngagementResponseSchema = v.pipe(
+  v.object({
+    summary: v.object({
+      total_identified_users: v.pipe(
+        v.number(),
+        v.description("Identified users with an identified event in the window."),
+      ),
+      active_last_7_days: v.pipe(v.number(), v.description("Last active 0–7 days before the reference day.")),
+      active_8_to_14_days: v.number(),
+      active_15_to_30_days: v.number(),
+      inactive_31_to_60_days: v.number(),
+      churned_60_plus_days: v.pipe(v.number(), v.description("Last active more than 60 days before.")),
+    }),
+    distribution: v.pipe(
+      v.array(v.object({ days: v.number(), users: v.number() })),
+      v.description(
+        "Users per number of local days since their last activity, ascending; only days with users.",
+      ),
+    ),
+    meta: v.object({
+      startDate: v.nullable(v.string()),
+      endDate: v.string(),
+      timezone: v.string(),
+      referenceDate: v.pipe(v.string(), v.description("The day `days` count to, YYYY-MM-DD in `timezone`.")),
+    }),
+  }),
+  v.metadata({ ref: "EngagementResponse" }),
+);
+
+export type EngagementResponse = v.InferOutput<typeof EngagementResponseSchema>;

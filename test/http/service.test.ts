@@ -202,6 +202,7 @@ describe("GET /openapi.json and /docs", () => {
       "/insights/{projectId}/events",
       "/insights/{projectId}/events/names",
       "/insights/{projectId}/events/properties",
+      "/insights/{projectId}/engagement",
       "/insights/{projectId}/events/property_values",
       "/insights/{projectId}/funnel",
       "/insights/{projectId}/groups",

@@ -46,6 +46,12 @@ function expected(events: IdentifiedEvent[], projectId: string) {
           lastSeen: Math.max(...times),
           lastEventId: latest.id,
           identified: list.some((event) => event.profileId !== event.deviceId),
+          lastIdentified: Math.max(
+            ...list
+              .filter((event) => event.profileId !== event.deviceId)
+              .map((event) => event.createdAt.getTime()),
+            Number.NEGATIVE_INFINITY,
+          ),
           country: latest.country,
           city: latest.city,
           device: latest.device,
@@ -71,6 +77,7 @@ async function stored(projectId: string) {
         lastSeen: row.lastSeenAt.getTime(),
         lastEventId: row.lastEventId,
         identified: row.identified,
+        lastIdentified: row.lastIdentifiedAt?.getTime() ?? Number.NEGATIVE_INFINITY,
         country: row.country,
         city: row.city,
         device: row.device,

@@ -82,3 +82,43 @@ export function referenceFunnelSteps(names: string[], users: number[]) {
     };
   });
 }
+
+/** Days since 1970-01-01 of an instant's local calendar day in `timezone`. */
+export function localDayNumber(at: number, timezone: string): number {
+  const text = new Intl.DateTimeFormat("en-CA", {
+    timeZone: timezone,
+    year: "numeric",
+    month: "2-digit",
+    day: "2-digit",
+  }).format(new Date(at));
+  return Math.round(Date.parse(`${text}T00:00:00Z`) / 86_400_000);
+}
+
+/** `/engagement`'s distribution: identified users by local days from their last identified event to `referenceDay`. */
+export function referenceEngagement(
+  events: RawEvent[],
+  scope: {
+    projectId: string;
+    start?: number;
+    end?: number;
+    timezone: string;
+    filters?: RawFilter[];
+    referenceDay: number;
+  },
+) {
+  const last = new Map<string, number>();
+  for (const event of events) {
+    const at = event.createdAt.getTime();
+    if (event.projectId !== scope.projectId || event.profileId === event.deviceId) continue;
+    if ((scope.start !== undefined && at < scope.start) || (scope.end !== undefined && at >= scope.end))
+      continue;
+    if (!eventPasses(event, scope.filters ?? [])) continue;
+    last.set(event.profileId, Math.max(last.get(event.profileId) ?? at, at));
+  }
+  const byDays = new Map<number, number>();
+  for (const at of last.values()) {
+    const days = scope.referenceDay - localDayNumber(at, scope.timezone);
+    byDays.set(days, (byDays.get(days) ?? 0) + 1);
+  }
+  return [...byDays.entries()].sort((a, b) => a[0] - b[0]).map(([days, users]) => ({ days, users }));
+}

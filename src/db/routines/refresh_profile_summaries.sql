@@ -4,7 +4,7 @@
 -- (src/db/routines/refresh_derived.sql) took first, after the session family has run in the same
 -- transaction. Events never change once stored, so a run merges what the new events carry: the
 -- earliest and latest time (the latest event, ties broken by id, gives the last-known attributes),
--- whether one was identified, and their count. Session counts are recounted, through the
+-- whether one was identified and the latest that was, and their count. Session counts are recounted, through the
 -- (project_id, profile_id, started_at) index of sessions, for every profile that received events
 -- or was the visitor of a session this run rewrote, before or after (a late earlier event can hand
 -- a session to another visitor); all of them when the sessions were rebuilt whole. The first run
@@ -36,6 +36,7 @@ BEGIN
   SELECT DISTINCT ON (e.project_id, e.profile_id) e.project_id, e.profile_id,
     min(e.created_at) OVER by_profile AS first_seen_at, e.created_at AS last_seen_at, e.id AS last_event_id,
     bool_or(e.profile_id <> e.device_id) OVER by_profile AS identified,
+    max(e.created_at) FILTER (WHERE e.profile_id <> e.device_id) OVER by_profile AS last_identified_at,
     e.country, e.city, e.device, e.browser,
     count(*) OVER by_profile AS event_count
   FROM events e
@@ -44,13 +45,14 @@ BEGIN
   ORDER BY e.project_id, e.profile_id, e.created_at DESC, e.id DESC;
 
   INSERT INTO profile_summaries AS p (project_id, profile_id, first_seen_at, last_seen_at, last_event_id, identified,
-    country, city, device, browser, event_count, session_count)
+    last_identified_at, country, city, device, browser, event_count, session_count)
   SELECT project_id, profile_id, first_seen_at, last_seen_at, last_event_id, identified,
-    country, city, device, browser, event_count, 0
+    last_identified_at, country, city, device, browser, event_count, 0
   FROM profile_delta
   ON CONFLICT (project_id, profile_id) DO UPDATE SET
     first_seen_at = least(p.first_seen_at, excluded.first_seen_at),
     identified = p.identified OR excluded.identified,
+    last_identified_at = greatest(p.last_identified_at, excluded.last_identified_at),
     event_count = p.event_count + excluded.event_count,
     -- The attributes follow the latest event, whichever run brought it.
     country = CASE WHEN (excluded.last_seen_at, excluded.last_event_id) > (p.last_seen_at, p.last_event_id) THEN excluded.country ELSE p.country END,

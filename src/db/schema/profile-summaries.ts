@@ -29,6 +29,8 @@ export const profileSummaries = pgTable(
     lastEventId: uuid("last_event_id").notNull(),
     /** Some event of it has profile_id <> device_id. */
     identified: boolean("identified").notNull(),
+    /** Its latest identified event (profile_id <> device_id); null when it has none (/engagement). */
+    lastIdentifiedAt: timestamp("last_identified_at", { withTimezone: true, precision: 3 }),
     country: text("country"),
     city: text("city"),
     device: text("device"),

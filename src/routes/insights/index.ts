@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import type { AppEnv } from "../../env";
 import { authorizeProject } from "../../middleware/auth";
 import { admitClient } from "../../middleware/rate-limit";
+import { engagementRoute } from "./analyses/engagement";
 import { funnelRoute } from "./analyses/funnel";
 import { breakdown } from "./breakdown";
 import { eventNamesRoute } from "./discovery/names";
@@ -42,6 +43,7 @@ export const insights = new Hono<AppEnv>()
   .route("/", profileSessions)
   .route("/", profileMetricsRoute)
   .route("/", funnelRoute)
+  .route("/", engagementRoute)
   .route("/", traffic)
   .route("/", notSupported)
   // Last: `/:projectId/:dimension` would otherwise shadow the named routes.

@@ -1,0 +1,87 @@
+-- refresh_profile_summaries(next_xid, sessions_rebuilt): the profile summaries
+-- (src/db/schema/profile-summaries.ts) from the events whose ingest_xid lies between its watermark
+-- derived_state('profiles') and next_xid, the snapshot xmin refresh_derived
+-- (src/db/routines/refresh_derived.sql) took first, after the session family has run in the same
+-- transaction. Events never change once stored, so a run merges what the new events carry: the
+-- earliest and latest time (the latest event, ties broken by id, gives the last-known attributes),
+-- whether one was identified and the latest that was, and their count. Session counts are recounted, through the
+-- (project_id, profile_id, started_at) index of sessions, for every profile that received events
+-- or was the visitor of a session this run rewrote, before or after (a late earlier event can hand
+-- a session to another visitor); all of them when the sessions were rebuilt whole. The first run
+-- (watermark 0) reads every event.
+CREATE OR REPLACE FUNCTION refresh_profile_summaries(next_xid bigint, sessions_rebuilt boolean) RETURNS void
+LANGUAGE plpgsql
+SET work_mem = '256MB'
+SET jit = off
+SET random_page_cost = 1.1
+SET client_min_messages = warning
+AS $fn$
+DECLARE
+  from_xid bigint;
+BEGIN
+  PERFORM pg_advisory_xact_lock(hashtext('refresh_profile_summaries'));
+  INSERT INTO derived_state (name) VALUES ('profiles') ON CONFLICT (name) DO NOTHING;
+  SELECT processed_xid INTO from_xid FROM derived_state WHERE name = 'profiles';
+  IF from_xid >= next_xid THEN
+    RETURN;
+  END IF;
+  IF from_xid = 0 THEN
+    TRUNCATE profile_summaries;
+  END IF;
+
+  DROP TABLE IF EXISTS pg_temp.profile_delta, pg_temp.recounted_profiles;
+  -- Per profile of the new events (found through the ingest_xid BRIN index): its latest event with
+  -- that event's attributes, its first time, its count and whether one was identified.
+  CREATE TEMPORARY TABLE profile_delta ON COMMIT DROP AS
+  SELECT DISTINCT ON (e.project_id, e.profile_id) e.project_id, e.profile_id,
+    min(e.created_at) OVER by_profile AS first_seen_at, e.created_at AS last_seen_at, e.id AS last_event_id,
+    bool_or(e.profile_id <> e.device_id) OVER by_profile AS identified,
+    max(e.created_at) FILTER (WHERE e.profile_id <> e.device_id) OVER by_profile AS last_identified_at,
+    e.country, e.city, e.device, e.browser,
+    count(*) OVER by_profile AS event_count
+  FROM events e
+  WHERE e.ingest_xid >= from_xid AND e.ingest_xid < next_xid
+  WINDOW by_profile AS (PARTITION BY e.project_id, e.profile_id)
+  ORDER BY e.project_id, e.profile_id, e.created_at DESC, e.id DESC;
+
+  INSERT INTO profile_summaries AS p (project_id, profile_id, first_seen_at, last_seen_at, last_event_id, identified,
+    last_identified_at, country, city, device, browser, event_count, session_count)
+  SELECT project_id, profile_id, first_seen_at, last_seen_at, last_event_id, identified,
+    last_identified_at, country, city, device, browser, event_count, 0
+  FROM profile_delta
+  ON CONFLICT (project_id, profile_id) DO UPDATE SET
+    first_seen_at = least(p.first_seen_at, excluded.first_seen_at),
+    identified = p.identified OR excluded.identified,
+    last_identified_at = greatest(p.last_identified_at, excluded.last_identified_at),
+    event_count = p.event_count + excluded.event_count,
+    -- The attributes follow the latest event, whichever run brought it.
+    country = CASE WHEN (excluded.last_seen_at, excluded.last_event_id) > (p.last_seen_at, p.last_event_id) THEN excluded.country ELSE p.country END,
+    city = CASE WHEN (excluded.last_seen_at, excluded.last_event_id) > (p.last_seen_at, p.last_event_id) THEN excluded.city ELSE p.city END,
+    device = CASE WHEN (excluded.last_seen_at, excluded.last_event_id) > (p.last_seen_at, p.last_event_id) THEN excluded.device ELSE p.device END,
+    browser = CASE WHEN (excluded.last_seen_at, excluded.last_event_id) > (p.last_seen_at, p.last_event_id) THEN excluded.browser ELSE p.browser END,
+    last_event_id = CASE WHEN (excluded.last_seen_at, excluded.last_event_id) > (p.last_seen_at, p.last_event_id) THEN excluded.last_event_id ELSE p.last_event_id END,
+    last_seen_at = greatest(p.last_seen_at, excluded.last_seen_at);
+
+  IF from_xid = 0 OR sessions_rebuilt THEN
+    UPDATE profile_summaries p SET session_count = c.sessions
+    FROM (SELECT project_id, profile_id, count(*)::int AS sessions FROM sessions GROUP BY project_id, profile_id) AS c
+    WHERE p.project_id = c.project_id AND p.profile_id = c.profile_id AND p.session_count <> c.sessions;
+  ELSE
+    -- touched_before and touched_after: the rewritten sessions before and after this run
+    -- (refresh_session_rollups, src/db/routines/refresh_session_rollups.sql).
+    CREATE TEMPORARY TABLE recounted_profiles ON COMMIT DROP AS
+    SELECT project_id, profile_id FROM profile_delta
+    UNION SELECT project_id, profile_id FROM touched_before
+    UNION SELECT project_id, profile_id FROM touched_after;
+    UPDATE profile_summaries p SET session_count = c.sessions
+    FROM (
+      SELECT r.project_id, r.profile_id,
+        (SELECT count(*)::int FROM sessions s WHERE s.project_id = r.project_id AND s.profile_id = r.profile_id) AS sessions
+      FROM recounted_profiles r
+    ) AS c
+    WHERE p.project_id = c.project_id AND p.profile_id = c.profile_id AND p.session_count <> c.sessions;
+  END IF;
+
+  UPDATE derived_state SET processed_xid = next_xid, last_run_at = now() WHERE name = 'profiles';
+END;
+$fn$;
