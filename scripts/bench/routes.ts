@@ -14,8 +14,8 @@ import {
 import type { BenchOptions } from "./options";
 
 /**
- * The routes of issue 17 (discovery, the event listing, OpenPanel's overview, page and traffic
- * routes), uncached through the whole path, each beside the plain SQL a user would write over
+ * The routes of issues 17 and 18 (discovery, the listings and profiles, OpenPanel's overview, page
+ * and traffic routes, the analyses), uncached through the whole path, each beside the plain SQL a user would write over
  * `events` for the same answer. The values they ask for (an event name, a property key, a
  * profile) are read from the data, never fixed here.
  */
@@ -283,6 +283,18 @@ export async function planRoutes(db: pg.Client, dataEnd: Date): Promise<RouteCas
       },
     })),
     {
+      id: "engagement",
+      label: "/engagement (whole history)",
+      targetMs: 100,
+      path: `${project}/engagement?timezone=UTC`,
+      note: "The plain SQL groups every identified event by visitor; the route reads each profile's latest identified event from its summary.",
+      sql: {
+        text: `SELECT days, count(*) FROM (SELECT current_date - max(created_at)::date AS days FROM events
+          WHERE project_id = $1 AND profile_id <> device_id GROUP BY profile_id) AS last_activity GROUP BY 1 ORDER BY 1`,
+        values: [BENCH_PROJECT],
+      },
+    },
+    {
       id: "overview",
       label: "/overview (30 days, daily)",
       targetMs: 50,
@@ -415,7 +427,7 @@ export function routesSection(
   results: readonly RouteResult[] | undefined,
   skipped: string | undefined,
 ): string[] {
-  const lines = ["## Routes of issue 17 (uncached, 30-day window where there is one)", ""];
+  const lines = ["## Routes of issues 17 and 18 (uncached, 30-day window where there is one)", ""];
   if (!results) return [...lines, `Not measured: ${skipped ?? "not run"}.`, ""];
   lines.push(
     "| route | target p50 | p50 | p95 | plain SQL p50 | speed-up | verdict |",
