@@ -283,6 +283,19 @@ export async function planRoutes(db: pg.Client, dataEnd: Date): Promise<RouteCas
       },
     })),
     {
+      id: "active_users",
+      label: "/active_users?days=30 (30 days)",
+      targetMs: 100,
+      path: `${project}/active_users?${range}&days=30`,
+      note: "Reads the window's events and the 29 days before it: no derived table holds users per day yet.",
+      sql: {
+        text: `SELECT d::date, (SELECT count(DISTINCT profile_id) FROM events WHERE project_id = $1
+            AND created_at >= d - interval '29 days' AND created_at < d + interval '1 day')
+          FROM generate_series($2::timestamptz, $3::timestamptz - interval '1 day', interval '1 day') AS d`,
+        values: windowValues,
+      },
+    },
+    {
       id: "engagement",
       label: "/engagement (whole history)",
       targetMs: 100,

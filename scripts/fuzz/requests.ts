@@ -291,6 +291,7 @@ const TRAFFIC_PARAMS: Param[] = [
   ["steps", (rng) => rng.pick(['["screen_view","purchase"]', "signup"]), text],
   ["windowHours", (rng) => String(1 + rng.int(720)), HOSTILE_NUMBER],
   ["groupBy", (rng) => rng.pick(["session_id", "profile_id"]), text],
+  ["days", (rng) => String(1 + rng.int(90)), HOSTILE_NUMBER],
   [
     "breakdown",
     (rng) => rng.pick(["country", "city", "referrer_name", "utm_source", "browser", "os_version"]),
@@ -409,6 +410,7 @@ function route(rng: Rng, target: FuzzTarget): string {
         "profiles/user-1/metrics",
         "funnel",
         "engagement",
+        "active_users",
         "events/names",
         "events/properties",
         "events/property_values",

@@ -79,3 +79,26 @@ export const EngagementResponseSchema = v.pipe(
 );
 
 export type EngagementResponse = v.InferOutput<typeof EngagementResponseSchema>;
+
+export const ActiveUsersResponseSchema = v.pipe(
+  v.object({
+    window_days: v.pipe(
+      v.number(),
+      v.description("`days`: each point counts the users of that many local days."),
+    ),
+    label: v.pipe(v.string(), v.description("`DAU` (1), `WAU` (7), `MAU` (30), else `<n>d active`.")),
+    series: v.pipe(
+      v.array(
+        v.object({
+          date: v.pipe(v.string(), v.description("The local day D, YYYY-MM-DD.")),
+          users: v.pipe(v.number(), v.description("Distinct users with an event on days D − days + 1 … D.")),
+        }),
+      ),
+      v.description("Every local day of the window up to today, ascending (today's count is partial)."),
+    ),
+    meta: v.object({ startDate: v.nullable(v.string()), endDate: v.string(), timezone: v.string() }),
+  }),
+  v.metadata({ ref: "ActiveUsersResponse" }),
+);
+
+export type ActiveUsersResponse = v.InferOutput<typeof ActiveUsersResponseSchema>;

@@ -199,6 +199,7 @@ describe("GET /openapi.json and /docs", () => {
       "/export/charts",
       "/export/events",
       "/health",
+      "/insights/{projectId}/active_users",
       "/insights/{projectId}/engagement",
       "/insights/{projectId}/events",
       "/insights/{projectId}/events/names",

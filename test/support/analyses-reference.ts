@@ -122,3 +122,39 @@ export function referenceEngagement(
   }
   return [...byDays.entries()].sort((a, b) => a[0] - b[0]).map(([days, users]) => ({ days, users }));
 }
+
+/** `/active_users`: for each local day D of [firstDay, lastDay], the users with an event on D − days + 1 … D. */
+export function referenceActiveUsers(
+  events: RawEvent[],
+  scope: {
+    projectId: string;
+    timezone: string;
+    days: number;
+    firstDay: number;
+    lastDay: number;
+    identified?: boolean;
+    filters?: RawFilter[];
+  },
+): Array<{ date: string; users: number }> {
+  const activeDays = events
+    .filter(
+      (event) =>
+        event.projectId === scope.projectId &&
+        (!scope.identified || event.profileId !== event.deviceId) &&
+        eventPasses(event, scope.filters ?? []),
+    )
+    .map((event) => ({
+      profile: event.profileId,
+      day: localDayNumber(event.createdAt.getTime(), scope.timezone),
+    }));
+  const series: Array<{ date: string; users: number }> = [];
+  for (let day = scope.firstDay; day <= scope.lastDay; day++) {
+    const users = new Set(
+      activeDays
+        .filter((active) => active.day <= day && active.day > day - scope.days)
+        .map((active) => active.profile),
+    );
+    series.push({ date: new Date(day * 86_400_000).toISOString().slice(0, 10), users: users.size });
+  }
+  return series;
+}

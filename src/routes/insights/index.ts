@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import type { AppEnv } from "../../env";
 import { authorizeProject } from "../../middleware/auth";
 import { admitClient } from "../../middleware/rate-limit";
+import { activeUsersRoute } from "./analyses/active-users";
 import { engagementRoute } from "./analyses/engagement";
 import { funnelRoute } from "./analyses/funnel";
 import { breakdown } from "./breakdown";
@@ -44,6 +45,7 @@ export const insights = new Hono<AppEnv>()
   .route("/", profileMetricsRoute)
   .route("/", funnelRoute)
   .route("/", engagementRoute)
+  .route("/", activeUsersRoute)
   .route("/", traffic)
   .route("/", notSupported)
   // Last: `/:projectId/:dimension` would otherwise shadow the named routes.
