@@ -292,6 +292,7 @@ const TRAFFIC_PARAMS: Param[] = [
   ["windowHours", (rng) => String(1 + rng.int(720)), HOSTILE_NUMBER],
   ["groupBy", (rng) => rng.pick(["session_id", "profile_id"]), text],
   ["days", (rng) => String(1 + rng.int(90)), HOSTILE_NUMBER],
+  ["criteria", (rng) => rng.pick(["on", "on_or_after"]), text],
   [
     "breakdown",
     (rng) => rng.pick(["country", "city", "referrer_name", "utm_source", "browser", "os_version"]),
@@ -411,6 +412,8 @@ function route(rng: Rng, target: FuzzTarget): string {
         "funnel",
         "engagement",
         "active_users",
+        "retention",
+        "retention/cohort",
         "events/names",
         "events/properties",
         "events/property_values",

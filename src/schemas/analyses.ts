@@ -102,3 +102,46 @@ export const ActiveUsersResponseSchema = v.pipe(
 );
 
 export type ActiveUsersResponse = v.InferOutput<typeof ActiveUsersResponseSchema>;
+
+export const CohortRowSchema = v.object({
+  cohort_interval: v.pipe(
+    v.string(),
+    v.description("The cohort's Monday (YYYY-MM-DD), or `Weighted Average` on the first row."),
+  ),
+  sum: v.pipe(
+    v.number(),
+    v.description("Cohort size (the average row: the mean size of non-empty cohorts, rounded)."),
+  ),
+  values: v.pipe(
+    v.array(v.number()),
+    v.description("Users per week offset 0…N−1 (`on`: active that week; `on_or_after`: that week or later)."),
+  ),
+  percentages: v.pipe(v.array(v.number()), v.description("values ÷ sum, a fraction 0–1 with 2 decimals.")),
+  observed: v.pipe(
+    v.number(),
+    v.description("How many leading cells are real: their week has begun and lies in the window."),
+  ),
+});
+
+export const RetentionCohortResponse = v.pipe(
+  v.array(CohortRowSchema),
+  v.metadata({ ref: "RetentionCohorts" }),
+);
+export type CohortRow = v.InferOutput<typeof CohortRowSchema>;
+
+export const WeeklyReturnRowSchema = v.object({
+  date: v.pipe(v.string(), v.description("The week's Monday, YYYY-MM-DD.")),
+  active_users: v.pipe(v.number(), v.description("Identified users with an event in the week.")),
+  retained_users: v.pipe(
+    v.number(),
+    v.description("Those with an event the week after too (0 while it has not begun)."),
+  ),
+  retention: v.pipe(v.number(), v.description("100 × retained ÷ active, percent 0–100, 2 decimals.")),
+  complete: v.pipe(v.boolean(), v.description("Whether the week after has ended.")),
+});
+
+export const WeeklyReturnResponse = v.pipe(
+  v.array(WeeklyReturnRowSchema),
+  v.metadata({ ref: "WeeklyRetention" }),
+);
+export type WeeklyReturnRow = v.InferOutput<typeof WeeklyReturnRowSchema>;

@@ -220,6 +220,8 @@ describe("GET /openapi.json and /docs", () => {
       "/insights/{projectId}/profiles/{profileId}/metrics",
       "/insights/{projectId}/profiles/{profileId}/sessions",
       "/insights/{projectId}/reports/{reportId}/data",
+      "/insights/{projectId}/retention",
+      "/insights/{projectId}/retention/cohort",
       "/insights/{projectId}/sessions",
       "/insights/{projectId}/traffic/devices",
       "/insights/{projectId}/traffic/geo",

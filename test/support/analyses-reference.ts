@@ -158,3 +158,111 @@ export function referenceActiveUsers(
   }
   return series;
 }
+
+/** The local Monday week of an instant: (local day number + 3) div 7 (1970-01-01 was a Thursday). */
+export const localWeek = (at: number, timezone: string) => Math.floor((localDayNumber(at, timezone) + 3) / 7);
+const mondayOf = (week: number) => new Date((week * 7 - 3) * 86_400_000).toISOString().slice(0, 10);
+const round2 = (value: number) => Math.round(value * 100) / 100;
+
+/** Each identified user's active weeks (events that pass the filters, before `until`). */
+function weeksByUser(
+  events: RawEvent[],
+  scope: { projectId: string; timezone: string; until: number; filters?: RawFilter[] },
+) {
+  const weeks = new Map<string, Set<number>>();
+  for (const event of events) {
+    const at = event.createdAt.getTime();
+    if (event.projectId !== scope.projectId || event.profileId === event.deviceId || at >= scope.until)
+      continue;
+    if (!eventPasses(event, scope.filters ?? [])) continue;
+    weeks.set(event.profileId, (weeks.get(event.profileId) ?? new Set()).add(localWeek(at, scope.timezone)));
+  }
+  return weeks;
+}
+
+/** `/retention/cohort`: the Weighted Average row, then one row per week of [firstWeek, lastWeek]. */
+export function referenceCohorts(
+  events: RawEvent[],
+  scope: {
+    projectId: string;
+    timezone: string;
+    firstWeek: number;
+    lastWeek: number;
+    currentWeek: number;
+    until: number;
+    criteria: "on" | "on_or_after";
+    filters?: RawFilter[];
+  },
+) {
+  const byUser = weeksByUser(events, scope);
+  const size = scope.lastWeek - scope.firstWeek + 1;
+  const rows = [];
+  for (let cohort = scope.firstWeek; cohort <= scope.lastWeek; cohort++) {
+    const members = [...byUser.values()].filter((weeks) => Math.min(...weeks) === cohort);
+    const observed = Math.max(0, Math.min(size, Math.min(scope.lastWeek, scope.currentWeek) - cohort + 1));
+    const values = Array.from({ length: size }, (_, k) => {
+      if (k >= observed) return 0;
+      return members.filter((weeks) =>
+        scope.criteria === "on"
+          ? weeks.has(cohort + k)
+          : [...weeks].some((week) => week >= cohort + k && week <= scope.lastWeek),
+      ).length;
+    });
+    rows.push({
+      cohort_interval: mondayOf(cohort),
+      sum: members.length,
+      values,
+      percentages: values.map((users) => (members.length === 0 ? 0 : round2(users / members.length))),
+      observed,
+    });
+  }
+  const filled = rows.filter((row) => row.sum > 0);
+  const mean = filled.length ? filled.reduce((s, row) => s + row.sum, 0) / filled.length : 0;
+  const rate = (k: number) => {
+    const pool = filled.filter((row) => k < row.observed);
+    const members = pool.reduce((s, row) => s + row.sum, 0);
+    return {
+      used: pool.length > 0,
+      rate: members ? pool.reduce((s, row) => s + (row.values[k] ?? 0), 0) / members : 0,
+    };
+  };
+  const rates = Array.from({ length: size }, (_, k) => rate(k));
+  return [
+    {
+      cohort_interval: "Weighted Average",
+      sum: Math.round(mean),
+      values: rates.map((r) => Math.round(r.rate * mean)),
+      percentages: rates.map((r) => round2(r.rate)),
+      observed: rates.filter((r) => r.used).length,
+    },
+    ...rows,
+  ];
+}
+
+/** `/retention`: per week of [firstWeek, lastWeek], its identified users and those back the week after. */
+export function referenceWeeklyReturn(
+  events: RawEvent[],
+  scope: {
+    projectId: string;
+    timezone: string;
+    firstWeek: number;
+    lastWeek: number;
+    currentWeek: number;
+    filters?: RawFilter[];
+  },
+) {
+  const byUser = weeksByUser(events, { ...scope, until: Number.POSITIVE_INFINITY });
+  const rows = [];
+  for (let week = scope.firstWeek; week <= scope.lastWeek; week++) {
+    const active = [...byUser.values()].filter((weeks) => weeks.has(week));
+    const retained = week + 1 <= scope.currentWeek ? active.filter((weeks) => weeks.has(week + 1)).length : 0;
+    rows.push({
+      date: mondayOf(week),
+      active_users: active.length,
+      retained_users: retained,
+      retention: active.length ? Math.round((10_000 * retained) / active.length) / 100 : 0,
+      complete: week + 1 < scope.currentWeek,
+    });
+  }
+  return rows;
+}

@@ -5,6 +5,8 @@ import { admitClient } from "../../middleware/rate-limit";
 import { activeUsersRoute } from "./analyses/active-users";
 import { engagementRoute } from "./analyses/engagement";
 import { funnelRoute } from "./analyses/funnel";
+import { retentionRoute } from "./analyses/retention";
+import { retentionCohortRoute } from "./analyses/retention-cohort";
 import { breakdown } from "./breakdown";
 import { eventNamesRoute } from "./discovery/names";
 import { eventPropertiesRoute } from "./discovery/properties";
@@ -46,6 +48,8 @@ export const insights = new Hono<AppEnv>()
   .route("/", funnelRoute)
   .route("/", engagementRoute)
   .route("/", activeUsersRoute)
+  .route("/", retentionCohortRoute)
+  .route("/", retentionRoute)
   .route("/", traffic)
   .route("/", notSupported)
   // Last: `/:projectId/:dimension` would otherwise shadow the named routes.
