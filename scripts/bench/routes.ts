@@ -89,6 +89,8 @@ export async function planRoutes(db: pg.Client, dataEnd: Date): Promise<RouteCas
   const profilePath = `/insights/${BENCH_PROJECT}/profiles/${encodeURIComponent(profile)}`;
   const ofProfile = "project_id = $1 AND profile_id = $2";
   const window = benchWindow(30, dataEnd);
+  // 90 days ending with the data's last whole day: 13 or 14 Monday weeks once the route widens it.
+  const weeks = benchWindow(90, dataEnd);
   const range = `startDate=${window.startDate}&endDate=${window.endDate}&timezone=UTC`;
   // Every day of the data set, through its last whole day and the day after.
   const lastDay = new Date(window.end.getTime() + 86_400_000).toISOString().slice(0, 10);
@@ -293,6 +295,20 @@ export async function planRoutes(db: pg.Client, dataEnd: Date): Promise<RouteCas
             AND created_at >= d - interval '29 days' AND created_at < d + interval '1 day')
           FROM generate_series($2::timestamptz, $3::timestamptz - interval '1 day', interval '1 day') AS d`,
         values: windowValues,
+      },
+    },
+    {
+      id: "retention_cohort",
+      label: "/retention/cohort (90 days, widened to whole weeks)",
+      targetMs: 200,
+      path: `${project}/retention/cohort?startDate=${weeks.startDate}&endDate=${weeks.endDate}&timezone=UTC`,
+      note: "Reads the identified events of the whole history up to the window's end (a cohort is the week of a user's first event ever): no derived table holds users per week yet.",
+      sql: {
+        text: `WITH w AS (SELECT DISTINCT profile_id, date_trunc('week', created_at) AS week FROM events
+            WHERE project_id = $1 AND profile_id <> device_id AND created_at < $3),
+          f AS (SELECT profile_id, min(week) AS cohort FROM w GROUP BY 1)
+          SELECT f.cohort, w.week, count(*) FROM f JOIN w USING (profile_id) WHERE f.cohort >= $2 GROUP BY 1, 2`,
+        values: [BENCH_PROJECT, weeks.start, weeks.end],
       },
     },
     {
