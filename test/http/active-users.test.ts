@@ -1,15 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { localDayNumber, referenceActiveUsers } from "../support/analyses-reference";
-import {
-  createTenant,
-  credentialHeaders,
-  type EventInput,
-  insertEvents,
-  type Tenant,
-} from "../support/factories";
-import type { RawEvent } from "../support/reference";
-import { generateTraffic } from "../support/traffic";
-import { call, expectProblem, queryString, testDatabase } from "../support/worker/http";
+import { expectProblem } from "../support/worker/http";
+import { useTrafficTenant } from "../support/worker/traffic-tenant";
 
 /**
  * GET /insights/{projectId}/active_users (contract A6): one point per local day up to today, each
@@ -17,24 +9,14 @@ import { call, expectProblem, queryString, testDatabase } from "../support/worke
  * users directly from the raw events.
  */
 
-const database = testDatabase();
-let tenant: Tenant;
-let traffic: RawEvent[];
 const DAY = 86_400_000;
 const now = Date.now();
-
-beforeAll(async () => {
-  tenant = await createTenant(database.db);
-  traffic = generateTraffic({
-    projectId: tenant.projectId,
-    seed: 4242,
-    sessions: 500,
-    from: now - 75 * DAY,
-    to: now,
-  });
-  await insertEvents(database.db, traffic as EventInput[]);
+const { traffic, projectId, get } = useTrafficTenant({
+  seed: 4242,
+  sessions: 500,
+  from: now - 75 * DAY,
+  to: now,
 });
-afterAll(() => database.close());
 
 type ActiveBody = {
   window_days: number;
@@ -43,10 +25,7 @@ type ActiveBody = {
   meta: unknown;
 };
 
-const activeUsers = (params: Record<string, string> = {}) =>
-  call<ActiveBody>(`/insights/${tenant.projectId}/active_users?${queryString(params)}`, {
-    headers: credentialHeaders(tenant.read),
-  });
+const activeUsers = (params: Record<string, string> = {}) => get<ActiveBody>("active_users", params);
 
 const isoDay = (day: number) => new Date(day * DAY).toISOString().slice(0, 10);
 
@@ -55,8 +34,8 @@ describe("/active_users", () => {
     const response = await activeUsers({ timezone: "UTC" });
     expect(response.status).toBe(200);
     const today = localDayNumber(Date.now(), "UTC");
-    const expected = referenceActiveUsers(traffic, {
-      projectId: tenant.projectId,
+    const expected = referenceActiveUsers(traffic(), {
+      projectId: projectId(),
       timezone: "UTC",
       days: 7,
       firstDay: today - 30,
@@ -84,8 +63,8 @@ describe("/active_users", () => {
     };
     const response = await activeUsers(params);
     expect(response.status).toBe(200);
-    const expected = referenceActiveUsers(traffic, {
-      projectId: tenant.projectId,
+    const expected = referenceActiveUsers(traffic(), {
+      projectId: projectId(),
       timezone: zone,
       days: Number(days),
       firstDay: today - 40,

@@ -1,15 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { localDayNumber, referenceEngagement } from "../support/analyses-reference";
-import {
-  createTenant,
-  credentialHeaders,
-  type EventInput,
-  insertEvents,
-  type Tenant,
-} from "../support/factories";
-import type { RawEvent } from "../support/reference";
-import { generateTraffic } from "../support/traffic";
-import { call, expectProblem, queryString, testDatabase } from "../support/worker/http";
+import { expectProblem } from "../support/worker/http";
+import { useTrafficTenant } from "../support/worker/traffic-tenant";
 
 /**
  * GET /insights/{projectId}/engagement (contract A6): identified users by local days since their
@@ -17,24 +9,14 @@ import { call, expectProblem, queryString, testDatabase } from "../support/worke
  * window, filters), against the reference over the raw events.
  */
 
-const database = testDatabase();
-let tenant: Tenant;
-let traffic: RawEvent[];
 const DAY = 86_400_000;
 const now = Date.now();
-
-beforeAll(async () => {
-  tenant = await createTenant(database.db);
-  traffic = generateTraffic({
-    projectId: tenant.projectId,
-    seed: 515,
-    sessions: 400,
-    from: now - 100 * DAY,
-    to: now - DAY,
-  });
-  await insertEvents(database.db, traffic as EventInput[]);
+const { traffic, projectId, get } = useTrafficTenant({
+  seed: 515,
+  sessions: 400,
+  from: now - 100 * DAY,
+  to: now - DAY,
 });
-afterAll(() => database.close());
 
 type EngagementBody = {
   summary: Record<string, number>;
@@ -42,10 +24,7 @@ type EngagementBody = {
   meta: Record<string, unknown>;
 };
 
-const engagement = (params: Record<string, string> = {}) =>
-  call<EngagementBody>(`/insights/${tenant.projectId}/engagement?${queryString(params)}`, {
-    headers: credentialHeaders(tenant.read),
-  });
+const engagement = (params: Record<string, string> = {}) => get<EngagementBody>("engagement", params);
 
 /** The summary buckets of a distribution, as the contract words them. */
 function summaryOf(rows: Array<{ days: number; users: number }>) {
@@ -66,8 +45,8 @@ describe("/engagement", () => {
     const response = await engagement({ timezone: "UTC" });
     expect(response.status).toBe(200);
     const today = localDayNumber(Date.now(), "UTC");
-    const expected = referenceEngagement(traffic, {
-      projectId: tenant.projectId,
+    const expected = referenceEngagement(traffic(), {
+      projectId: projectId(),
       timezone: "UTC",
       referenceDay: today,
     });
@@ -99,8 +78,8 @@ describe("/engagement", () => {
     });
     expect(response.status).toBe(200);
     // The window's bounds as the answer states them: local midnights of the zone.
-    const expected = referenceEngagement(traffic, {
-      projectId: tenant.projectId,
+    const expected = referenceEngagement(traffic(), {
+      projectId: projectId(),
       start: Date.parse(String(response.body.meta.startDate)),
       end: Date.parse(String(response.body.meta.endDate)) + 1,
       timezone: zone,

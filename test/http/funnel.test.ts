@@ -1,19 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   type FunnelReferenceScope,
   referenceFunnel,
   referenceFunnelSteps,
 } from "../support/analyses-reference";
-import {
-  createTenant,
-  credentialHeaders,
-  type EventInput,
-  insertEvents,
-  type Tenant,
-} from "../support/factories";
 import type { RawEvent } from "../support/reference";
-import { generateTraffic } from "../support/traffic";
-import { call, expectProblem, testDatabase } from "../support/worker/http";
+import { expectProblem } from "../support/worker/http";
+import { useTrafficTenant } from "../support/worker/traffic-tenant";
 
 /**
  * GET /insights/{projectId}/funnel (contract A5): levels per session or profile against a
@@ -21,16 +14,13 @@ import { call, expectProblem, testDatabase } from "../support/worker/http";
  * names; every bad input a 400.
  */
 
-const database = testDatabase();
-let tenant: Tenant;
-let traffic: RawEvent[];
 const utc = (text: string) => Date.parse(text);
 const WINDOW = { startDate: "2026-04-01", endDate: "2026-04-10", timezone: "UTC" };
 const window = { start: utc("2026-04-01T00:00:00Z"), end: utc("2026-04-11T00:00:00Z") };
 
 /** Crafted groups for the edges: equal timestamps, the hours limit, the window's edge, identifying mid-funnel. */
-function edgeCases(projectId: string): RawEvent[] {
-  const base = traffic[0] as RawEvent;
+function edgeCases(projectId: string, generated: RawEvent[]): RawEvent[] {
+  const base = generated[0] as RawEvent;
   const at = (text: string) => new Date(text);
   const event = (sessionId: string, profileId: string, name: string, createdAt: string): RawEvent => ({
     ...base,
@@ -59,19 +49,10 @@ function edgeCases(projectId: string): RawEvent[] {
   ];
 }
 
-beforeAll(async () => {
-  tenant = await createTenant(database.db);
-  traffic = generateTraffic({
-    projectId: tenant.projectId,
-    seed: 808,
-    sessions: 260,
-    from: utc("2026-03-30T00:00:00Z"),
-    to: utc("2026-04-12T00:00:00Z"),
-  });
-  traffic.push(...edgeCases(tenant.projectId));
-  await insertEvents(database.db, traffic as EventInput[]);
-});
-afterAll(() => database.close());
+const { traffic, projectId, get } = useTrafficTenant(
+  { seed: 808, sessions: 260, from: utc("2026-03-30T00:00:00Z"), to: utc("2026-04-12T00:00:00Z") },
+  edgeCases,
+);
 
 type FunnelBody = {
   steps: Array<Record<string, unknown>>;
@@ -81,18 +62,10 @@ type FunnelBody = {
   meta: Record<string, unknown>;
 };
 
-const funnel = (params: Record<string, string | string[]>) => {
-  const search = new URLSearchParams();
-  for (const [key, value] of Object.entries(params)) {
-    for (const item of Array.isArray(value) ? value : [value]) search.append(key, item);
-  }
-  return call<FunnelBody>(`/insights/${tenant.projectId}/funnel?${search}`, {
-    headers: credentialHeaders(tenant.read),
-  });
-};
+const funnel = (params: Record<string, string | string[]>) => get<FunnelBody>("funnel", params);
 
 const scope = (extra: Partial<FunnelReferenceScope> & { steps: string[] }): FunnelReferenceScope => ({
-  projectId: tenant.projectId,
+  projectId: projectId(),
   ...window,
   windowHours: 24,
   groupBy: "session_id",
@@ -104,7 +77,7 @@ describe("/funnel", () => {
     const steps = ["screen_view", "signup", "purchase"];
     const response = await funnel({ ...WINDOW, steps });
     expect(response.status).toBe(200);
-    const users = referenceFunnel(traffic, scope({ steps }));
+    const users = referenceFunnel(traffic(), scope({ steps }));
     expect(users[0]).toBeGreaterThan(users[2] ?? 0);
     expect(users[2]).toBeGreaterThan(0);
     const first = users[0] ?? 0;
@@ -158,7 +131,7 @@ describe("/funnel", () => {
   ])("with %s", async (_label, params, extra) => {
     const response = await funnel({ ...WINDOW, ...params });
     expect(response.status).toBe(200);
-    const users = referenceFunnel(traffic, scope(extra));
+    const users = referenceFunnel(traffic(), scope(extra));
     expect(users[0]).toBeGreaterThan(0);
     expect(response.body.steps.map((step) => step.users)).toEqual(users);
     expect(response.body.steps).toEqual(referenceFunnelSteps(extra.steps, users));
@@ -179,10 +152,12 @@ describe("/funnel", () => {
       [{ windowHours: "48" }, { windowHours: 48 }],
       [{ groupBy: "profile_id" }, { groupBy: "profile_id" as const }],
     ] as const) {
-      expect(await levels(params)).toEqual(referenceFunnel(traffic, scope({ steps: edge.steps, ...extra })));
+      expect(await levels(params)).toEqual(
+        referenceFunnel(traffic(), scope({ steps: edge.steps, ...extra })),
+      );
     }
     // The crafted cases on their own: a profile funnel over the identify session only.
-    const only = traffic.filter((event) =>
+    const only = traffic().filter((event) =>
       ["tie", "tie2", "slow", "early", "ident"].includes(event.sessionId),
     );
     expect(referenceFunnel(only, scope({ steps: edge.steps }))).toEqual([4, 2]);

@@ -1,15 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { localWeek, referenceCohorts, referenceWeeklyReturn } from "../support/analyses-reference";
-import {
-  createTenant,
-  credentialHeaders,
-  type EventInput,
-  insertEvents,
-  type Tenant,
-} from "../support/factories";
-import type { RawEvent } from "../support/reference";
-import { generateTraffic } from "../support/traffic";
-import { call, expectProblem, queryString, testDatabase } from "../support/worker/http";
+import { expectProblem } from "../support/worker/http";
+import { useTrafficTenant } from "../support/worker/traffic-tenant";
 
 /**
  * GET /insights/{projectId}/retention/cohort and /retention (contract A6): weekly cohorts by first
@@ -17,29 +9,14 @@ import { call, expectProblem, queryString, testDatabase } from "../support/worke
  * cells, empty cohorts, other timezones; every bad input a 400.
  */
 
-const database = testDatabase();
-let tenant: Tenant;
-let traffic: RawEvent[];
 const DAY = 86_400_000;
 const now = Date.now();
-
-beforeAll(async () => {
-  tenant = await createTenant(database.db);
-  traffic = generateTraffic({
-    projectId: tenant.projectId,
-    seed: 9090,
-    sessions: 600,
-    from: now - 120 * DAY,
-    to: now,
-  });
-  await insertEvents(database.db, traffic as EventInput[]);
+const { traffic, projectId, get } = useTrafficTenant({
+  seed: 9090,
+  sessions: 600,
+  from: now - 120 * DAY,
+  to: now,
 });
-afterAll(() => database.close());
-
-const get = <T>(path: string, params: Record<string, string> = {}) =>
-  call<T>(`/insights/${tenant.projectId}/${path}?${queryString(params)}`, {
-    headers: credentialHeaders(tenant.read),
-  });
 
 /** Start of a local Monday week as the answer's X-Window-Start states it. */
 const windowStart = (response: { headers: Headers }) =>
@@ -54,8 +31,8 @@ describe("/retention/cohort", () => {
       const response = await get<unknown[]>("retention/cohort", { timezone: "UTC", criteria });
       expect(response.status).toBe(200);
       const currentWeek = localWeek(Date.now(), "UTC");
-      const expected = referenceCohorts(traffic, {
-        projectId: tenant.projectId,
+      const expected = referenceCohorts(traffic(), {
+        projectId: projectId(),
         timezone: "UTC",
         firstWeek: currentWeek - 12,
         lastWeek: currentWeek,
@@ -87,8 +64,8 @@ describe("/retention/cohort", () => {
     expect(localWeek(Date.parse(`${start}T12:00:00Z`), zone)).toBe(firstWeek);
     expect(localWeek(Date.parse(`${end}T12:00:00Z`), zone)).toBe(lastWeek);
     expect(response.body).toEqual(
-      referenceCohorts(traffic, {
-        projectId: tenant.projectId,
+      referenceCohorts(traffic(), {
+        projectId: projectId(),
         timezone: zone,
         firstWeek,
         lastWeek,
@@ -114,8 +91,8 @@ describe("/retention", () => {
     const response = await get<unknown[]>("retention", { timezone: "UTC" });
     expect(response.status).toBe(200);
     const currentWeek = localWeek(Date.now(), "UTC");
-    const expected = referenceWeeklyReturn(traffic, {
-      projectId: tenant.projectId,
+    const expected = referenceWeeklyReturn(traffic(), {
+      projectId: projectId(),
       timezone: "UTC",
       firstWeek: currentWeek - 12,
       lastWeek: currentWeek,
@@ -136,8 +113,8 @@ describe("/retention", () => {
     });
     expect(response.status).toBe(200);
     expect(response.body).toEqual(
-      referenceWeeklyReturn(traffic, {
-        projectId: tenant.projectId,
+      referenceWeeklyReturn(traffic(), {
+        projectId: projectId(),
         timezone: zone,
         firstWeek: localWeek(windowStart(response), zone),
         lastWeek: localWeek(windowEnd(response) - 1, zone),
