@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import {
   bigint,
   boolean,
@@ -43,5 +44,9 @@ export const profileSummaries = pgTable(
     primaryKey({ columns: [t.projectId, t.profileId] }),
     // The listing's keyset order: first seen, then id.
     index("profile_summaries_project_first_seen_idx").on(t.projectId, t.firstSeenAt),
+    // /engagement over the whole history: the identified profiles' latest identified events alone.
+    index("profile_summaries_last_identified_idx")
+      .on(t.projectId, t.lastIdentifiedAt)
+      .where(sql`${t.lastIdentifiedAt} is not null`),
   ],
 );

@@ -1,0 +1,1 @@
+CREATE INDEX "profile_summaries_last_identified_idx" ON "profile_summaries" USING btree ("project_id","last_identified_at") WHERE "profile_summaries"."last_identified_at" is not null;
