@@ -145,3 +145,37 @@ export const WeeklyReturnResponse = v.pipe(
   v.metadata({ ref: "WeeklyRetention" }),
 );
 export type WeeklyReturnRow = v.InferOutput<typeof WeeklyReturnRowSchema>;
+
+export const UserFlowResponseSchema = v.pipe(
+  v.object({
+    mode: v.picklist(["after", "before", "between"]),
+    startEvent: v.string(),
+    endEvent: v.pipe(v.nullable(v.string()), v.description("The end label in `between` mode, else null.")),
+    paths: v.boolean(),
+    totalSessions: v.pipe(v.number(), v.description("Sessions drawn.")),
+    skippedSessions: v.pipe(v.number(), v.description("`between` cuts longer than `steps`, not drawn.")),
+    node_count: v.number(),
+    link_count: v.number(),
+    nodes: v.array(
+      v.object({
+        id: v.pipe(v.string(), v.description("`<label>::step<n>`.")),
+        label: v.string(),
+        nodeColor: v.string(),
+        percentage: v.pipe(v.number(), v.description("100 × value ÷ totalSessions, 2 decimals.")),
+        value: v.pipe(v.number(), v.description("Sessions with this label at this step.")),
+        step: v.number(),
+      }),
+    ),
+    links: v.array(
+      v.object({
+        source: v.string(),
+        target: v.string(),
+        value: v.pipe(v.number(), v.description("Sessions with these labels at consecutive steps.")),
+      }),
+    ),
+    meta: v.object({ startDate: v.nullable(v.string()), endDate: v.string(), timezone: v.string() }),
+  }),
+  v.metadata({ ref: "UserFlowResponse" }),
+);
+
+export type UserFlowResponse = v.InferOutput<typeof UserFlowResponseSchema>;

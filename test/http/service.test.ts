@@ -226,6 +226,7 @@ describe("GET /openapi.json and /docs", () => {
       "/insights/{projectId}/traffic/devices",
       "/insights/{projectId}/traffic/geo",
       "/insights/{projectId}/traffic/referrers",
+      "/insights/{projectId}/user_flow",
       "/insights/{projectId}/{dimension}",
     ]);
     const live = document.paths["/insights/{projectId}/live"]?.get;

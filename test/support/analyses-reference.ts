@@ -266,3 +266,131 @@ export function referenceWeeklyReturn(
   }
   return rows;
 }
+
+export interface FlowReferenceScope {
+  projectId: string;
+  start: number;
+  end: number;
+  filters?: RawFilter[];
+  mode: "after" | "before" | "between";
+  startEvent: string;
+  endEvent?: string;
+  steps: number;
+  include?: string[];
+  exclude?: string[];
+  paths?: boolean;
+  maxLabels: number;
+}
+
+const FLOW_COLORS = [
+  "#2563eb",
+  "#16a34a",
+  "#f59e0b",
+  "#dc2626",
+  "#7c3aed",
+  "#0891b2",
+  "#db2777",
+  "#65a30d",
+  "#ea580c",
+  "#4b5563",
+];
+
+/** `/user_flow` as contract A7 constructs it, step by step, over each session's raw events. */
+export function referenceUserFlow(events: RawEvent[], scope: FlowReferenceScope) {
+  const bySession = new Map<string, RawEvent[]>();
+  for (const event of events) {
+    const at = event.createdAt.getTime();
+    if (event.projectId !== scope.projectId || at < scope.start || at >= scope.end) continue;
+    if (!eventPasses(event, scope.filters ?? [])) continue;
+    bySession.set(event.sessionId, [...(bySession.get(event.sessionId) ?? []), event]);
+  }
+  const anchors = [scope.startEvent, ...(scope.mode === "between" && scope.endEvent ? [scope.endEvent] : [])];
+  const cuts: Array<Array<{ step: number; label: string }>> = [];
+  let skipped = 0;
+  for (const list of bySession.values()) {
+    let labels = [...list]
+      .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime())
+      .map((event) =>
+        scope.paths && event.name === "screen_view" ? event.path || "screen_view" : event.name,
+      );
+    if (scope.include?.length)
+      labels = labels.filter((l) => scope.include?.includes(l) || anchors.includes(l));
+    else if (scope.exclude?.length)
+      labels = labels.filter((l) => !scope.exclude?.includes(l) || anchors.includes(l));
+    labels = labels.filter((label, i) => i === 0 || labels[i - 1] !== label);
+    const anchor = labels.indexOf(scope.startEvent);
+    if (anchor < 0) continue;
+    let cut: string[];
+    let firstStep = 1;
+    if (scope.mode === "after") cut = labels.slice(anchor, anchor + scope.steps);
+    else if (scope.mode === "before") {
+      cut = labels.slice(Math.max(0, anchor - scope.steps + 1), anchor + 1);
+      firstStep = scope.steps - cut.length + 1;
+    } else {
+      const finish = labels.findIndex((label, i) => i > anchor && label === scope.endEvent);
+      if (finish < 0) continue;
+      cut = labels.slice(anchor, finish + 1);
+      if (cut.length > scope.steps) {
+        skipped++;
+        continue;
+      }
+    }
+    if (cut.length < 2) continue;
+    cuts.push(cut.map((label, i) => ({ step: firstStep + i, label })));
+  }
+  const frequency = new Map<string, number>();
+  for (const cut of cuts)
+    for (const label of new Set(cut.map((c) => c.label)))
+      frequency.set(label, (frequency.get(label) ?? 0) + 1);
+  const ranked = [...frequency.entries()].sort(
+    (a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0),
+  );
+  const top = ranked.slice(0, scope.maxLabels).map(([label]) => label);
+  const shown = (label: string) => (top.includes(label) ? label : "(other)");
+  const nodes = new Map<string, { label: string; step: number; value: number }>();
+  const links = new Map<string, { source: string; target: string; step: number; value: number }>();
+  for (const cut of cuts) {
+    cut.forEach(({ step, label }, i) => {
+      const id = `${shown(label)}::step${step}`;
+      const node = nodes.get(id) ?? { label: shown(label), step, value: 0 };
+      node.value++;
+      nodes.set(id, node);
+      const next = cut[i + 1];
+      if (next) {
+        const target = `${shown(next.label)}::step${next.step}`;
+        const link = links.get(`${id}>${target}`) ?? { source: id, target, step, value: 0 };
+        link.value++;
+        links.set(`${id}>${target}`, link);
+      }
+    });
+  }
+  const order = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+  const nodeRows = [...nodes.entries()]
+    .map(([id, node]) => ({
+      id,
+      label: node.label,
+      nodeColor: top.includes(node.label) ? (FLOW_COLORS[top.indexOf(node.label) % 10] as string) : "#9ca3af",
+      percentage: cuts.length ? Math.round((10_000 * node.value) / cuts.length) / 100 : 0,
+      value: node.value,
+      step: node.step,
+    }))
+    .sort((a, b) => a.step - b.step || b.value - a.value || order(a.label, b.label));
+  const linkRows = [...links.values()]
+    .sort(
+      (a, b) =>
+        a.step - b.step || b.value - a.value || order(a.source, b.source) || order(a.target, b.target),
+    )
+    .map(({ source, target, value }) => ({ source, target, value }));
+  return {
+    mode: scope.mode,
+    startEvent: scope.startEvent,
+    endEvent: scope.mode === "between" ? (scope.endEvent ?? null) : null,
+    paths: scope.paths ?? false,
+    totalSessions: cuts.length,
+    skippedSessions: skipped,
+    node_count: nodeRows.length,
+    link_count: linkRows.length,
+    nodes: nodeRows,
+    links: linkRows,
+  };
+}

@@ -7,6 +7,7 @@ import { engagementRoute } from "./analyses/engagement";
 import { funnelRoute } from "./analyses/funnel";
 import { retentionRoute } from "./analyses/retention";
 import { retentionCohortRoute } from "./analyses/retention-cohort";
+import { userFlowRoute } from "./analyses/user-flow";
 import { breakdown } from "./breakdown";
 import { eventNamesRoute } from "./discovery/names";
 import { eventPropertiesRoute } from "./discovery/properties";
@@ -50,6 +51,7 @@ export const insights = new Hono<AppEnv>()
   .route("/", activeUsersRoute)
   .route("/", retentionCohortRoute)
   .route("/", retentionRoute)
+  .route("/", userFlowRoute)
   .route("/", traffic)
   .route("/", notSupported)
   // Last: `/:projectId/:dimension` would otherwise shadow the named routes.
