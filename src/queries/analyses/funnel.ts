@@ -26,8 +26,11 @@ export interface FunnelScope {
  * One pass per step over the window's step events in (group, time) order, all in Postgres. For each
  * event named step k, `s<k>` is the latest first-step time of a chain e1 < … < ek (strictly
  * increasing times, so equal timestamps never chain) that ends at this event and spans at most
- * `windowHours`: the latest s<k-1> of the group's strictly earlier events (window frame excluding
- * the event's peers), kept only when this event lies within `windowHours` of it. The latest start
+ * `windowHours`: the latest s<k-1> of the group's strictly earlier events, kept only when this
+ * event lies within `windowHours` of it. "Strictly earlier" is the frame up to 1 ms before the
+ * event: `created_at` holds milliseconds, and a frame with a fixed start is aggregated
+ * incrementally (EXCLUDE GROUP, the other way to leave out equal times, recomputes the frame for
+ * every row: quadratic in a profile's events, over the statement timeout at 10M). The latest start
  * is the best to extend, since it leaves the most room. A group's level is the largest k with some
  * s<k>.
  */
@@ -51,7 +54,7 @@ export async function funnelLevels(db: Database, scope: FunnelScope): Promise<nu
     layer = sql`select grp, t, name, ${sql.raw(carried.join(", "))},
         case when name = ${scope.steps[k - 1]} and t <= ${best} + ${span} then ${best} end as ${sql.raw(`s${k}`)}
       from (${layer}) as ${sql.raw(`level${k - 1}`)}
-      window earlier as (partition by grp order by t range between unbounded preceding and current row exclude group)`;
+      window earlier as (partition by grp order by t range between unbounded preceding and interval '1 millisecond' preceding)`;
     carried.push(`s${k}`);
   }
   const levelOfRow = sql.join(
