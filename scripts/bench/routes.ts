@@ -49,8 +49,9 @@ export interface RouteResult {
   sql: TimingSummary;
 }
 
-/** The most frequent (event name, top-level property key) pair of a sample of the data set. */
+/** The values the routes ask for, read from a sample of the data set (never fixed here). */
 async function pickedValues(db: pg.Client): Promise<{
+  startPath: string;
   steps: string[];
   property: string;
   propertyOf: string;
@@ -74,7 +75,14 @@ async function pickedValues(db: pg.Client): Promise<{
        GROUP BY name ORDER BY count(*) DESC, name LIMIT 3`,
     [BENCH_PROJECT],
   );
+  // The user flow's start: the most viewed path of a sample.
+  const page = await db.query<{ path: string }>(
+    `SELECT path FROM (SELECT path FROM events WHERE project_id = $1 AND name = 'screen_view' AND path IS NOT NULL LIMIT 100000)
+       AS sample GROUP BY path ORDER BY count(*) DESC, path LIMIT 1`,
+    [BENCH_PROJECT],
+  );
   return {
+    startPath: page.rows[0]?.path ?? "/",
     steps: names.rows.map((row) => row.name),
     property: pair.rows[0]?.key ?? "plan",
     propertyOf: pair.rows[0]?.name ?? "screen_view",
@@ -84,7 +92,7 @@ async function pickedValues(db: pg.Client): Promise<{
 }
 
 export async function planRoutes(db: pg.Client, dataEnd: Date): Promise<RouteCase[]> {
-  const { steps, property, propertyOf, profile, profileEvents } = await pickedValues(db);
+  const { startPath, steps, property, propertyOf, profile, profileEvents } = await pickedValues(db);
   const stepsQuery = steps.map((step) => `steps=${encodeURIComponent(step)}`).join("&");
   const profilePath = `/insights/${BENCH_PROJECT}/profiles/${encodeURIComponent(profile)}`;
   const ofProfile = "project_id = $1 AND profile_id = $2";
@@ -309,6 +317,19 @@ export async function planRoutes(db: pg.Client, dataEnd: Date): Promise<RouteCas
           f AS (SELECT profile_id, min(week) AS cohort FROM w GROUP BY 1)
           SELECT f.cohort, w.week, count(*) FROM f JOIN w USING (profile_id) WHERE f.cohort >= $2 GROUP BY 1, 2`,
         values: [BENCH_PROJECT, weeks.start, weeks.end],
+      },
+    },
+    {
+      id: "user_flow",
+      label: `/user_flow (30 days, paths, after ${startPath}, 5 steps)`,
+      targetMs: 500,
+      path: `${project}/user_flow?${range}&paths=true&steps=5&startEvent=${encodeURIComponent(startPath)}`,
+      note: "Reads the window's events and labels them per session in Postgres; the plain SQL builds the same per-session label arrays.",
+      sql: {
+        text: `SELECT count(*) FROM (SELECT session_id, array_agg(CASE WHEN name = 'screen_view' THEN coalesce(path, name) ELSE name END
+          ORDER BY created_at, id) AS labels FROM events WHERE ${inWindow} GROUP BY session_id) AS paths
+          WHERE $4 = ANY(labels)`,
+        values: [...windowValues, startPath],
       },
     },
     {
