@@ -89,13 +89,17 @@ export async function flowCounts(db: Database, scope: FlowScope): Promise<FlowCo
       ) as kept_labels
       where previous is distinct from label
     ),
-    anchored as (
-      select session_id, min(pos) filter (where label = ${start}) as anchor, max(pos) as final_pos from merged group by session_id
-    ),
+    -- Each session's first start label, its last position and (between) the first end label after
+    -- the start, in one pass over its labels.
     bounded as (
-      select a.session_id, a.anchor, a.final_pos,
-        (select min(m.pos) from merged m where m.session_id = a.session_id and m.label = ${end} and m.pos > a.anchor) as finish
-      from anchored a where a.anchor is not null
+      select session_id, anchor, max(pos) as final_pos,
+        min(pos) filter (where label = ${end} and pos > anchor) as finish
+      from (
+        select session_id, pos, label, min(pos) filter (where label = ${start}) over (partition by session_id) as anchor
+        from merged
+      ) as with_anchor
+      where anchor is not null
+      group by session_id, anchor
     ),
     cuts as materialized (
       select session_id, final_pos, ${cut} from bounded
