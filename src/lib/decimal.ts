@@ -87,3 +87,8 @@ export function percentChange(current: string, previous: string): number | null 
   // BigInt has no -0, so a change that rounds to zero is written "0.0", never "-0.0".
   return Number(formatScaled(tenths, 1));
 }
+
+/** 100 × part ÷ whole with 2 decimals, rounded half away from zero exactly; 0 when whole is 0. */
+export function percentOf(part: number, whole: number): number {
+  return Number(decimalMean(String(100 * part), whole, 2));
+}

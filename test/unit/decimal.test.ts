@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { compareDecimals, decimalMean, decimalSum, percentChange } from "../../src/lib/decimal";
+import { compareDecimals, decimalMean, decimalSum, percentChange, percentOf } from "../../src/lib/decimal";
 
 // Every expected value below was worked out by hand; the floating-point answers the code must not
 // give are noted beside the cases built to catch them.
@@ -160,5 +160,18 @@ describe("percentChange", () => {
     expect(percentChange("1.5", "1")).toBe(50);
     expect(percentChange("1", "0.25")).toBe(300);
     expect(percentChange("0.001", "0.002")).toBe(-50);
+  });
+});
+
+describe("percentOf", () => {
+  it.each([
+    [1, 8, 12.5],
+    [1, 3, 33.33],
+    [2, 3, 66.67],
+    [1, 16_000, 0.01],
+    [3, 3, 100],
+    [5, 0, 0],
+  ])("%i of %i is %d %%", (part, whole, expected) => {
+    expect(percentOf(part, whole)).toBe(expected);
   });
 });

@@ -14,7 +14,7 @@ import { resolveLifetimeScope } from "../scope";
 const EngagementQuery = v.object({ ...RangeParams });
 
 /** The summary's buckets of days since the last activity (contract A6). */
-export function engagementSummary(
+function engagementSummary(
   distribution: Array<{ days: number; users: number }>,
 ): EngagementResponse["summary"] {
   const within = (from: number, to: number) =>

@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import * as v from "valibot";
 import type { AppEnv } from "../../../env";
-import { decimalMean } from "../../../lib/decimal";
+import { percentOf } from "../../../lib/decimal";
 import { validate } from "../../../middleware/validate";
 import { FUNNEL_GROUPS, funnelLevels } from "../../../queries/analyses/funnel";
 import { type FunnelResponse, FunnelResponseSchema, type FunnelStep } from "../../../schemas/analyses";
@@ -34,11 +34,8 @@ const FunnelQuery = v.object({
   ),
 });
 
-/** 100 × part ÷ whole with 2 decimals, exactly (0 when whole is 0). */
-const percentOf = (part: number, whole: number) => Number(decimalMean(String(100 * part), whole, 2));
-
 /** The steps of the answer from users_k (contract A5). */
-export function funnelSteps(names: string[], users: number[]): FunnelStep[] {
+function funnelSteps(names: string[], users: number[]): FunnelStep[] {
   const first = users[0] ?? 0;
   const dropoffs = users.map((count, index) =>
     index + 1 < users.length ? count - (users[index + 1] ?? 0) : null,

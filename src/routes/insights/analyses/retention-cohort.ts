@@ -24,11 +24,7 @@ const CohortQuery = v.object({
 const fraction = (part: number, whole: number) => (whole === 0 ? 0 : Math.round((100 * part) / whole) / 100);
 
 /** The cohort rows, empty cohorts included, from the counted cells (contract A6). */
-export function cohortRows(
-  weeks: WeekScope,
-  counts: WeekCount[],
-  criteria: "on" | "on_or_after",
-): CohortRow[] {
+function cohortRows(weeks: WeekScope, counts: WeekCount[], criteria: "on" | "on_or_after"): CohortRow[] {
   const size = weeks.lastWeek - weeks.firstWeek + 1;
   const lastObserved = Math.min(weeks.lastWeek, weeks.currentWeek);
   return Array.from({ length: size }, (_, index) => {
@@ -55,7 +51,7 @@ export function cohortRows(
 }
 
 /** The leading Weighted Average row over the cohort rows (contract A6). */
-export function weightedAverage(rows: CohortRow[]): CohortRow {
+function weightedAverage(rows: CohortRow[]): CohortRow {
   const filled = rows.filter((row) => row.sum > 0);
   const size = rows[0]?.values.length ?? 0;
   const mean = filled.length === 0 ? 0 : filled.reduce((sum, row) => sum + row.sum, 0) / filled.length;

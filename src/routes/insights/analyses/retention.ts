@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import * as v from "valibot";
 import type { AppEnv } from "../../../env";
-import { decimalMean } from "../../../lib/decimal";
+import { percentOf } from "../../../lib/decimal";
 import { validate } from "../../../middleware/validate";
 import { weeklyReturn } from "../../../queries/analyses/retention";
 import { WeeklyReturnResponse } from "../../../schemas/analyses";
@@ -48,7 +48,7 @@ export const retentionRoute = new Hono<AppEnv>().get(
           date: weekDate(week),
           active_users: active,
           retained_users: retained,
-          retention: Number(decimalMean(String(100 * retained), active, 2)),
+          retention: percentOf(retained, active),
           complete: week + 1 < weeks.currentWeek,
         };
       });

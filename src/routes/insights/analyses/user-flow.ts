@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import * as v from "valibot";
 import type { AppEnv } from "../../../env";
+import { percentOf } from "../../../lib/decimal";
 import { ApiError } from "../../../lib/errors";
 import { validate } from "../../../middleware/validate";
 import { FLOW_MODES, type FlowCounts, flowCounts } from "../../../queries/analyses/user-flow";
@@ -58,7 +59,7 @@ const OTHER_COLOR = "#9ca3af";
 const byteOrder = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** The graph from the counts (contract A7): labels past maxLabels become `(other)`, nodes and links sorted. */
-export function flowGraph(counts: FlowCounts, maxLabels: number) {
+function flowGraph(counts: FlowCounts, maxLabels: number) {
   const ranked = [...counts.labels].sort((a, b) => b.sessions - a.sessions || byteOrder(a.label, b.label));
   const shown = new Set(ranked.slice(0, maxLabels).map((row) => row.label));
   const colors = new Map(
@@ -83,14 +84,12 @@ export function flowGraph(counts: FlowCounts, maxLabels: number) {
     entry.value += link.sessions;
     linkValues.set(key, entry);
   }
-  const percentage = (value: number) =>
-    counts.totalSessions === 0 ? 0 : Math.round((10_000 * value) / counts.totalSessions) / 100;
   const nodes = [...nodeValues.entries()]
     .map(([id, node]) => ({
       id,
       label: node.label,
       nodeColor: colors.get(node.label) ?? OTHER_COLOR,
-      percentage: percentage(node.value),
+      percentage: percentOf(node.value, counts.totalSessions),
       value: node.value,
       step: node.step,
     }))

@@ -11,7 +11,7 @@ import type { RangeQuery } from "../../params";
 import { type InsightsScope, resolveInsightsScope, windowHeaders } from "../scope";
 
 /** At most this many weeks in a retention window (contract A6). */
-export const MAX_WEEKS = 105;
+const MAX_WEEKS = 105;
 /** Without a window: the current week and the 12 before it. */
 const DEFAULT_WEEKS = 13;
 
@@ -31,7 +31,7 @@ export interface WeekScope {
 }
 
 /** The Monday week of an instant: (local days since 1970-01-01, a Thursday, + 3) div 7. */
-export function weekNumber(ms: number, timezone: string): number {
+function weekNumber(ms: number, timezone: string): number {
   return Math.floor((localDayNumber(ms, timezone) + 3) / 7);
 }
 
