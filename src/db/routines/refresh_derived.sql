@@ -1,7 +1,7 @@
 -- refresh_derived(): folds the events committed since the last run into every derived table, in
 -- one transaction, and returns the number of sessions it recomputed. It is the entry point its
 -- callers use (the Worker's cron trigger through src/queries/derived.ts, the seed, the tests):
--- incremental, idempotent, and safe to call at any time and concurrently. It runs the three
+-- incremental, idempotent, and safe to call at any time and concurrently. It runs the
 -- families in turn:
 -- - refresh_session_rollups (src/db/routines/refresh_session_rollups.sql): sessions, session
 --   pages, and the hourly and daily session, page and visitor rollups;
@@ -10,7 +10,9 @@
 -- - refresh_catalogue (src/db/routines/refresh_catalogue.sql): the discovery catalogue of event
 --   names, keys and values, up to the same watermark;
 -- - refresh_profile_summaries (src/db/routines/refresh_profile_summaries.sql): one row per profile,
---   up to the same watermark, its session counts from the sessions just written.
+--   up to the same watermark, its session counts from the sessions just written;
+-- - refresh_profile_activity (src/db/routines/refresh_profile_activity.sql): each profile's local
+--   days and the active-user and retention aggregates, up to the same watermark.
 CREATE OR REPLACE FUNCTION refresh_derived() RETURNS integer
 LANGUAGE plpgsql
 AS $fn$
@@ -28,6 +30,7 @@ BEGIN
   PERFORM refresh_event_rollups(next_xid);
   PERFORM refresh_catalogue(next_xid);
   PERFORM refresh_profile_summaries(next_xid, sessions_rebuilt);
+  PERFORM refresh_profile_activity(next_xid);
   RETURN touched;
 END;
 $fn$;

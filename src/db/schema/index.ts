@@ -4,6 +4,7 @@ export * from "./catalogue";
 export * from "./charts";
 export * from "./entry-exit-rollups";
 export * from "./events";
+export * from "./profile-activity";
 export * from "./profile-summaries";
 export * from "./rollups";
 export * from "./sketches";
