@@ -77,9 +77,9 @@ export interface Tenant {
   otherRoot: TestClient;
 }
 
-export async function createTenant(db: Database): Promise<Tenant> {
+export async function createTenant(db: Database, options: { timezone?: string } = {}): Promise<Tenant> {
   const organizationId = await createOrganization(db);
-  const projectId = await createProject(db, organizationId);
+  const projectId = await createProject(db, organizationId, options);
   const siblingProjectId = await createProject(db, organizationId);
   const otherOrganizationId = await createOrganization(db);
   const otherProjectId = await createProject(db, otherOrganizationId);

@@ -1,17 +1,14 @@
 import { and, eq, gte, isNotNull, lt, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
-import { events, profileSummaries } from "../../db/schema";
-import type { Filter } from "../../lib/filter-parser";
+import { activeUserDays, events, profileSummaries } from "../../db/schema";
 import { eventConditions } from "../filter-conditions";
 import type { TimeWindow } from "../insights/model";
 import { toNumber } from "../sql-helpers";
+import { type ActivitySource, activityAggregatesAnswer, dayNumber } from "./activity-source";
 
-export interface EngagementScope {
-  projectId: string;
+export interface EngagementScope extends ActivitySource {
   /** Undefined: the whole history. */
   window?: TimeWindow;
-  timezone: string;
-  filters: Filter[];
   /** The reference day, as days since 1970-01-01 in `timezone`. */
   referenceDay: number;
 }
@@ -23,20 +20,29 @@ const localDay = (instant: SQL, timezone: string) =>
 /**
  * `/engagement` (contract A6): identified users by the local days from their last identified
  * activity to the reference day, as (days, users) rows, ascending. For the whole history without
- * filters each profile's latest identified event comes from its summary
- * (src/db/schema/profile-summaries.ts); otherwise from the window's identified events that pass
- * the filters.
+ * filters: in the project's timezone, the users of each day that was their last identified one
+ * (active_user_days, a few rows per day); in another, each profile's latest identified event from
+ * its summary (src/db/schema/profile-summaries.ts). Otherwise from the window's identified events
+ * that pass the filters.
  */
 export async function engagementDistribution(
   db: Database,
   scope: EngagementScope,
 ): Promise<Array<{ days: number; users: number }>> {
-  const lastActivity =
-    scope.window === undefined && scope.filters.length === 0
-      ? sql`select ${localDay(sql`${profileSummaries.lastIdentifiedAt}`, scope.timezone)} as day
+  const lifetime = scope.window === undefined && scope.filters.length === 0;
+  if (lifetime && (await activityAggregatesAnswer(db, scope))) {
+    const result = await db.execute<{ days: number | string; users: number | string }>(sql`
+      select ${scope.referenceDay}::int - ${dayNumber(activeUserDays.day)} as days, sum(${activeUserDays.users}) as users
+      from ${activeUserDays}
+      where ${and(eq(activeUserDays.projectId, scope.projectId), eq(activeUserDays.identified, true), eq(activeUserDays.last, true))}
+      group by 1 order by 1`);
+    return result.rows.map((row) => ({ days: toNumber(row.days), users: toNumber(row.users) }));
+  }
+  const lastActivity = lifetime
+    ? sql`select ${localDay(sql`${profileSummaries.lastIdentifiedAt}`, scope.timezone)} as day
           from ${profileSummaries}
           where ${and(eq(profileSummaries.projectId, scope.projectId), isNotNull(profileSummaries.lastIdentifiedAt))}`
-      : sql`select ${localDay(sql`max(${events.createdAt})`, scope.timezone)} as day
+    : sql`select ${localDay(sql`max(${events.createdAt})`, scope.timezone)} as day
           from ${events}
           where ${and(
             eq(events.projectId, scope.projectId),

@@ -10,7 +10,8 @@ import { type ApiResponse, call, queryString, testDatabase } from "./http";
  * tenant's insights routes with its read client; `traffic()` is what the reference reads.
  */
 export function useTrafficTenant(
-  options: Omit<TrafficOptions, "projectId">,
+  /** `projectTimezone`: the project's own timezone (default none, which is UTC). */
+  { projectTimezone, ...options }: Omit<TrafficOptions, "projectId"> & { projectTimezone?: string },
   /** Events added to the generated ones (crafted edge cases), given the project and those. */
   extra: (projectId: string, generated: RawEvent[]) => RawEvent[] = () => [],
 ) {
@@ -18,7 +19,7 @@ export function useTrafficTenant(
   let tenant: Tenant | undefined;
   let traffic: RawEvent[] = [];
   beforeAll(async () => {
-    tenant = await createTenant(database.db);
+    tenant = await createTenant(database.db, { timezone: projectTimezone });
     const generated = generateTraffic({ ...options, projectId: tenant.projectId });
     traffic = [...generated, ...extra(tenant.projectId, generated)];
     await insertEvents(database.db, traffic as EventInput[]);

@@ -59,6 +59,8 @@ export const activeUsersRoute = new Hono<AppEnv>().get(
             : await activeUsersSeries(db, {
                 projectId: c.get("project").id,
                 timezone,
+                projectTimezone: scope.projectTimezone,
+                rollups: scope.rollups,
                 filters: scope.filters,
                 identifiedOnly: query.identified === "true",
                 days: query.days,

@@ -58,6 +58,8 @@ export const engagementRoute = new Hono<AppEnv>().get(
           projectId: c.get("project").id,
           window: scope.lifetime ? undefined : window,
           timezone,
+          projectTimezone: scope.projectTimezone,
+          rollups: scope.rollups,
           filters: scope.filters,
           referenceDay,
         });

@@ -92,6 +92,8 @@ export const retentionCohortRoute = new Hono<AppEnv>().get(
         {
           projectId: c.get("project").id,
           timezone: weeks.timezone,
+          projectTimezone: weeks.scope.projectTimezone,
+          rollups: weeks.scope.rollups,
           filters: weeks.scope.filters,
           firstWeek: weeks.firstWeek,
           lastWeek: weeks.lastWeek,

@@ -33,6 +33,8 @@ export const retentionRoute = new Hono<AppEnv>().get(
       const counts = await weeklyReturn(db, {
         projectId: c.get("project").id,
         timezone: weeks.timezone,
+        projectTimezone: weeks.scope.projectTimezone,
+        rollups: weeks.scope.rollups,
         filters: weeks.scope.filters,
         firstWeek: weeks.firstWeek,
         lastWeek: weeks.lastWeek,
