@@ -297,7 +297,7 @@ export function renderReport(results: BenchResults): string {
     lines.push("");
   }
   lines.push(...issue15Sections(results));
-  lines.push(...routesSection(results.routes, results.routesSkipped));
+  lines.push(...routesSection(results.routes, results.routesSkipped, results.compare));
   lines.push("## Export");
   lines.push("");
   if (results.stream) {

@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { describeFilters } from "./filters";
 import type { BenchResults, ComparedCase, ComparedRun } from "./results";
+import { routeCaseId } from "./routes";
 
 /**
  * The results as JSON beside the report (REPORT.json): case id → timings, plus the data set's
@@ -65,6 +66,14 @@ export function resultsJson(results: BenchResults): string {
       baselineP50: round(cell.baseline?.p50),
       baselineP95: round(cell.baseline?.p95),
       ...(filter ? { filter } : {}),
+    };
+  }
+  // The routes section's cases, under their own prefix (growth across data sets, routesSection).
+  for (const route of results.routes ?? []) {
+    cases[routeCaseId(route.id)] = {
+      p50: round(route.api.p50),
+      p95: round(route.api.p95),
+      baselineP50: round(route.sql.p50),
     };
   }
   const d = results.data;
@@ -144,6 +153,7 @@ export async function loadComparedRun(file: string): Promise<ComparedRun> {
       p50: num(value.p50),
       p95: num(value.p95),
       cachedP50: num(value.cachedP50),
+      baselineP50: num(value.baselineP50),
       filter: typeof value.filter === "string" ? value.filter : undefined,
     });
   }

@@ -50,6 +50,7 @@ export interface ComparedCase {
   p50?: number;
   p95?: number;
   cachedP50?: number;
+  baselineP50?: number;
   /** The filter it measured, written out (values may differ between data sets). */
   filter?: string;
 }

@@ -1,3 +1,4 @@
+import path from "node:path";
 import type pg from "pg";
 import { encodeListingCursor } from "../../src/lib/cursors";
 import { BENCH_PROJECT, benchWindow } from "./cases";
@@ -22,6 +23,19 @@ import type { BenchOptions } from "./options";
 
 /** How deep the deep listing pages start: a million rows, or the listing's last page when it is shorter. */
 const DEPTH = 1_000_000;
+
+const fmtCount = (n: number) => n.toLocaleString("en-US");
+
+/** The id a route case has among the cases of the results JSON (growth across data sets). */
+export const routeCaseId = (id: string): string => `route:${id}`;
+
+/** What the growth columns need of an earlier run (`--compare`). */
+interface EarlierRun {
+  file: string;
+  startedAt: string;
+  events: number;
+  cases: ReadonlyMap<string, { p50?: number; baselineP50?: number }>;
+}
 
 export interface RouteCase {
   id: string;
@@ -297,7 +311,7 @@ export async function planRoutes(db: pg.Client, dataEnd: Date): Promise<RouteCas
       label: "/active_users?days=30 (30 days)",
       targetMs: 100,
       path: `${project}/active_users?${range}&days=30`,
-      note: "Reads the window's events and the 29 days before it: no derived table holds users per day yet.",
+      note: "Reads `active_user_days` (per day, users by the days since their previous active day, kept by the refresh): a few thousand rows whatever the traffic. The plain SQL counts the distinct visitors of each point's 30 days.",
       sql: {
         text: `SELECT d::date, (SELECT count(DISTINCT profile_id) FROM events WHERE project_id = $1
             AND created_at >= d - interval '29 days' AND created_at < d + interval '1 day')
@@ -310,7 +324,7 @@ export async function planRoutes(db: pg.Client, dataEnd: Date): Promise<RouteCas
       label: "/retention/cohort (90 days, widened to whole weeks)",
       targetMs: 200,
       path: `${project}/retention/cohort?startDate=${weeks.startDate}&endDate=${weeks.endDate}&timezone=UTC`,
-      note: "Reads the identified events of the whole history up to the window's end (a cohort is the week of a user's first event ever): no derived table holds users per week yet.",
+      note: "Reads `retention_weeks` (identified users per cohort, active week and next active week, kept by the refresh). The plain SQL groups the identified events of the whole history by visitor and week (a cohort is the week of a user's first event ever).",
       sql: {
         text: `WITH w AS (SELECT DISTINCT profile_id, date_trunc('week', created_at) AS week FROM events
             WHERE project_id = $1 AND profile_id <> device_id AND created_at < $3),
@@ -337,7 +351,7 @@ export async function planRoutes(db: pg.Client, dataEnd: Date): Promise<RouteCas
       label: "/engagement (whole history)",
       targetMs: 100,
       path: `${project}/engagement?timezone=UTC`,
-      note: "The plain SQL groups every identified event by visitor; the route reads each profile's latest identified event from its summary.",
+      note: "The plain SQL groups every identified event by visitor; the route sums the users of each day that was their last identified one (`active_user_days`).",
       sql: {
         text: `SELECT days, count(*) FROM (SELECT current_date - max(created_at)::date AS days FROM events
           WHERE project_id = $1 AND profile_id <> device_id GROUP BY profile_id) AS last_activity GROUP BY 1 ORDER BY 1`,
@@ -476,23 +490,38 @@ async function deepPagePath(
 export function routesSection(
   results: readonly RouteResult[] | undefined,
   skipped: string | undefined,
+  compare?: EarlierRun,
 ): string[] {
   const lines = ["## Routes of issues 17 and 18 (uncached, 30-day window where there is one)", ""];
   if (!results) return [...lines, `Not measured: ${skipped ?? "not run"}.`, ""];
+  const growthHeader = compare ? ` p50 at ${fmtCount(compare.events)} events | growth | SQL growth |` : "";
   lines.push(
-    "| route | target p50 | p50 | p95 | plain SQL p50 | speed-up | verdict |",
-    "|---|--:|--:|--:|--:|--:|---|",
+    `| route | target p50 | p50 | p95 | plain SQL p50 | speed-up | verdict |${growthHeader}`,
+    `|---|--:|--:|--:|--:|--:|---|${compare ? "--:|--:|--:|" : ""}`,
   );
   for (const r of results) {
     const speedUp = r.api.p50 && r.sql.p50 ? `${(r.sql.p50 / r.api.p50).toFixed(1)}×` : "–";
     const errors =
       Object.keys(r.api.errors).length > 0 ? ` (errors: ${Object.keys(r.api.errors).join("; ")})` : "";
     const verdict = r.api.p50 === undefined ? "not measured" : r.api.p50 <= r.targetMs ? "met" : "missed";
+    const earlier = compare?.cases.get(routeCaseId(r.id));
+    const ratio = (now: number | undefined, before: number | undefined) =>
+      now !== undefined && before ? `${(now / before).toFixed(2)}×` : "–";
+    const growth = compare
+      ? ` ${fmtMs(earlier?.p50)} | ${ratio(r.api.p50, earlier?.p50)} | ${ratio(r.sql.p50, earlier?.baselineP50)} |`
+      : "";
     lines.push(
-      `| ${r.label} | ≤ ${r.targetMs} ms | ${fmtMs(r.api.p50)} | ${fmtMs(r.api.p95)} | ${fmtMs(r.sql.p50)} | ${speedUp} | ${verdict}${errors} |`,
+      `| ${r.label} | ≤ ${r.targetMs} ms | ${fmtMs(r.api.p50)} | ${fmtMs(r.api.p95)} | ${fmtMs(r.sql.p50)} | ${speedUp} | ${verdict}${errors} |${growth}`,
     );
   }
   lines.push("");
+  if (compare) {
+    lines.push(
+      `Growth: this run's p50 over the earlier run's (\`${path.basename(compare.file)}\`, ${compare.startedAt}, ` +
+        `${fmtCount(compare.events)} events), for our route and for its plain SQL; the labels' picked values may differ between the data sets.`,
+      "",
+    );
+  }
   for (const r of results) if (r.note) lines.push(`- ${r.label}: ${r.note}`);
   if (results.some((r) => r.note)) lines.push("");
   return lines;

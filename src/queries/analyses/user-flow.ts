@@ -56,14 +56,24 @@ export async function flowCounts(db: Database, scope: FlowScope): Promise<FlowCo
   const start = scope.startEvent;
   const end = scope.endEvent ?? "";
   const steps = scope.steps;
-  // The cut as [first, last] positions and the step of its first label (`before` right-aligns).
+  // The cut as [first, last] positions and the step of its first label (`before` right-aligns);
+  // between, a cut longer than `steps` is skipped.
   const cut =
     scope.mode === "after"
-      ? sql`anchor as first_pos, anchor + ${steps}::int - 1 as last_pos, 1 as first_step, false as skipped`
+      ? { first: sql`anchor`, last: sql`anchor + ${steps}::int - 1`, firstStep: sql`1`, skipped: sql`false` }
       : scope.mode === "before"
-        ? sql`greatest(1, anchor - ${steps}::int + 1) as first_pos, anchor as last_pos,
-            ${steps}::int - (anchor - greatest(1, anchor - ${steps}::int + 1)) as first_step, false as skipped`
-        : sql`anchor as first_pos, finish as last_pos, 1 as first_step, finish - anchor + 1 > ${steps}::int as skipped`;
+        ? {
+            first: sql`greatest(1, anchor - ${steps}::int + 1)`,
+            last: sql`anchor`,
+            firstStep: sql`${steps}::int - (anchor - greatest(1, anchor - ${steps}::int + 1))`,
+            skipped: sql`false`,
+          }
+        : {
+            first: sql`anchor`,
+            last: sql`finish`,
+            firstStep: sql`1`,
+            skipped: sql`finish - anchor + 1 > ${steps}::int`,
+          };
   const result = await db.execute<{
     kind: string;
     step: number | null;
@@ -81,6 +91,8 @@ export async function flowCounts(db: Database, scope: FlowScope): Promise<FlowCo
         eventConditions(scope.filters),
       )}
     ),
+    -- One sort of the window's events by (session, time, id); every level below keeps that order,
+    -- so the positions, the anchor and the end are found in the same pass.
     merged as (
       select session_id, label, row_number() over (partition by session_id order by created_at, id) as pos
       from (
@@ -89,28 +101,35 @@ export async function flowCounts(db: Database, scope: FlowScope): Promise<FlowCo
       ) as kept_labels
       where previous is distinct from label
     ),
-    -- Each session's first start label, its last position and (between) the first end label after
-    -- the start, in one pass over its labels.
-    bounded as (
-      select session_id, anchor, max(pos) as final_pos,
-        min(pos) filter (where label = ${end} and pos > anchor) as finish
-      from (
-        select session_id, pos, label, min(pos) filter (where label = ${start}) over (partition by session_id) as anchor
-        from merged
-      ) as with_anchor
-      where anchor is not null
-      group by session_id, anchor
+    anchored as (
+      select session_id, pos, label,
+        min(pos) filter (where label = ${start}) over whole_session as anchor,
+        max(pos) over whole_session as final_pos
+      from merged
+      window whole_session as (partition by session_id)
     ),
-    cuts as materialized (
-      select session_id, final_pos, ${cut} from bounded
-      where ${scope.mode === "between" ? sql`finish is not null` : sql`true`}
+    -- Between: the first end label after the start.
+    bounded as (
+      select *, ${
+        scope.mode === "between"
+          ? sql`min(pos) filter (where label = ${end} and pos > anchor) over (partition by session_id)`
+          : sql`null::bigint`
+      } as finish
+      from anchored where anchor is not null
     ),
     drawn as materialized (
-      select m.session_id, c.first_step + (m.pos - c.first_pos) as step, m.label
-      from cuts c join merged m on m.session_id = c.session_id and m.pos between c.first_pos and c.last_pos
+      select session_id, ${cut.firstStep} + (pos - ${cut.first}) as step, label
+      from bounded
       -- A cut of fewer than 2 labels (the anchor ends the session, or starts it in before mode) is not drawn.
-      where not c.skipped and least(c.last_pos, c.final_pos) - c.first_pos >= 1
-    )
+      where ${scope.mode === "between" ? sql`finish is not null and ` : sql``}not (${cut.skipped})
+        and least(${cut.last}, final_pos) - ${cut.first} >= 1
+        and pos between ${cut.first} and ${cut.last}
+    ),
+    skipped as (${
+      scope.mode === "between"
+        ? sql`select count(distinct session_id) as sessions from bounded where finish is not null and ${cut.skipped}`
+        : sql`select 0 as sessions`
+    })
     select 'node' as kind, step, label, null as next_label, count(*) as sessions from drawn group by step, label
     union all
     select 'link', a.step, a.label, b.label, count(*) from drawn a
@@ -120,7 +139,7 @@ export async function flowCounts(db: Database, scope: FlowScope): Promise<FlowCo
     union all
     select 'total', null, null, null, count(distinct session_id) from drawn
     union all
-    select 'skipped', null, null, null, count(*) from cuts where skipped`);
+    select 'skipped', null, null, null, sessions from skipped`);
   const counts: FlowCounts = { nodes: [], links: [], labels: [], totalSessions: 0, skippedSessions: 0 };
   for (const row of result.rows) {
     const sessions = toNumber(row.sessions);
