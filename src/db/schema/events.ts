@@ -107,6 +107,8 @@ export const events = pgTable(
   (t) => [
     // Time-window scans and the export keyset order (created_at desc, id desc) in one index.
     index("events_project_time_idx").on(t.projectId, t.createdAt, t.id),
+    // The step events of a funnel: a window's events of a few names, without reading the others.
+    index("events_project_name_time_idx").on(t.projectId, t.name, t.createdAt),
     // Recomputing a touched session reads all of its events.
     index("events_project_session_idx").on(t.projectId, t.sessionId),
     // A profile's events, newest first (/profiles/{id}, its metrics, the listing's window checks).
