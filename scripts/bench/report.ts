@@ -297,7 +297,14 @@ export function renderReport(results: BenchResults): string {
     lines.push("");
   }
   lines.push(...issue15Sections(results));
-  lines.push(...routesSection(results.routes, results.routesSkipped, results.compare));
+  lines.push(
+    ...routesSection(
+      results.routes,
+      results.routesSkipped,
+      results.options.baselineTimeoutSeconds * 1000,
+      results.compare,
+    ),
+  );
   lines.push("## Export");
   lines.push("");
   if (results.stream) {

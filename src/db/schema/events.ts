@@ -108,6 +108,8 @@ export const events = pgTable(
     // Time-window scans and the export keyset order (created_at desc, id desc) in one index.
     index("events_project_time_idx").on(t.projectId, t.createdAt, t.id),
     // The step events of a funnel: a window's events of a few names, without reading the others.
+    // Its migration (drizzle/0044) adds INCLUDE (session_id, profile_id), which drizzle cannot
+    // declare: the funnel's groups come from the index alone (an index-only scan, no heap page).
     index("events_project_name_time_idx").on(t.projectId, t.name, t.createdAt),
     // Recomputing a touched session reads all of its events.
     index("events_project_session_idx").on(t.projectId, t.sessionId),
