@@ -6,6 +6,7 @@ import { closeDatabaseAfterResponse } from "./middleware/database";
 import { handleError, handleNotFound } from "./middleware/errors";
 import { readOnlyMethods } from "./middleware/read-only-methods";
 import { checkRequestShape } from "./middleware/request-limits";
+import { observeRequests } from "./middleware/request-log";
 import { exportRoutes } from "./routes/export";
 import { health } from "./routes/health";
 import { insights } from "./routes/insights";
@@ -16,7 +17,14 @@ export function createApp(): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.onError(handleError);
   app.notFound(handleNotFound);
-  app.use(requestId(), readOnlyMethods, corsForBrowserApps, checkRequestShape, closeDatabaseAfterResponse);
+  app.use(
+    requestId(),
+    observeRequests,
+    readOnlyMethods,
+    corsForBrowserApps,
+    checkRequestShape,
+    closeDatabaseAfterResponse,
+  );
   app.route("/", health);
   app.route("/insights", insights);
   app.route("/export", exportRoutes);

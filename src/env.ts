@@ -1,4 +1,5 @@
 import type { DatabaseHandle } from "./db/client";
+import type { RequestTiming } from "./lib/request-timing";
 
 /** Worker bindings: the `Env` that `wrangler types` writes to worker-configuration.d.ts, completed in src/bindings.d.ts. */
 export type Bindings = Env;
@@ -25,6 +26,8 @@ export interface ReadableProject {
 /** What the middleware leaves on the request for the routes. */
 export interface AppVariables {
   requestId: string;
+  /** The request's database time, set first by `observeRequests`. */
+  timing?: RequestTiming;
   /** Opened lazily by `useDatabase`; absent until a query needs it. */
   database?: DatabaseHandle;
   client: AuthenticatedClient;

@@ -46,6 +46,9 @@ export default defineConfig({
   root,
   test: {
     globalSetup: ["./test/support/global-setup.ts"],
+    // The Worker logs one JSON line per request (src/middleware/request-log.ts): thousands in a
+    // run. test/http/observability.test.ts reads them through a spy; the output leaves them out.
+    onConsoleLog: (log) => !log.startsWith('{"event":"request"'),
     projects: [
       unitProject,
       workerProject("http", ["test/http/**/*.test.ts"], {}, [TIMEOUT_TESTS]),

@@ -67,17 +67,21 @@ const retryPauseMs = () => 20 + Math.random() * 60;
  * database was unavailable (a pooled session that had died, a restart, a full connection table;
  * src/db/connection-errors.ts): the API only reads, so a retry never repeats a write, and the
  * failed connection has left the pool, so the retry gets a fresh one. A second failure is the
- * caller's (a 503). Timeouts and errors of the query itself are not retried.
+ * caller's (a 503). Timeouts and errors of the query itself are not retried. Each query's time,
+ * its retry included, goes to `onQuery`.
  */
-function retryOnceWhenUnavailable(pool: Pool): void {
+function retryOnceWhenUnavailable(pool: Pool, onQuery?: (ms: number) => void): void {
   const query = pool.query.bind(pool) as (...args: unknown[]) => Promise<unknown>;
   const retrying = async (...args: unknown[]) => {
+    const started = Date.now();
     try {
       return await query(...args);
     } catch (error) {
       if (!isRetryableFailure(error)) throw error;
       await new Promise((resolve) => setTimeout(resolve, retryPauseMs()));
-      return query(...args);
+      return await query(...args);
+    } finally {
+      onQuery?.(Date.now() - started);
     }
   };
   pool.query = retrying as typeof pool.query;
@@ -87,7 +91,12 @@ function retryOnceWhenUnavailable(pool: Pool): void {
  * A pool per request: Workers cannot share sockets between requests, so a module-level pool
  * would fail on the second request.
  */
-export function openDatabase(config: DatabaseConfig, limits: SessionLimits = {}): DatabaseHandle {
+export function openDatabase(
+  config: DatabaseConfig,
+  limits: SessionLimits = {},
+  /** Told each query's time, retry included (the request's Server-Timing and log line). */
+  onQuery?: (ms: number) => void,
+): DatabaseHandle {
   configureDriver(config.NEON_WS_PROXY);
   const pool = new Pool({ connectionString: config.DATABASE_URL, max: 4 });
   // Socket teardown after the response can emit errors nobody awaits; they are not failures.
@@ -99,7 +108,7 @@ export function openDatabase(config: DatabaseConfig, limits: SessionLimits = {})
       client.query(settings.join("; ")).catch(() => {});
     });
   }
-  retryOnceWhenUnavailable(pool);
+  retryOnceWhenUnavailable(pool, onQuery);
   const db = drizzle({ client: pool, schema });
   let closed = false;
   return {

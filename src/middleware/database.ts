@@ -15,6 +15,7 @@ export function useDatabase(c: Context<AppEnv>): Database {
     handle = openDatabase(
       { DATABASE_URL: url, NEON_WS_PROXY: c.env.NEON_WS_PROXY },
       { statementTimeoutMs: Number(c.env.STATEMENT_TIMEOUT_MS) },
+      (ms) => c.get("timing")?.recordQuery(ms),
     );
     c.set("database", handle);
   }

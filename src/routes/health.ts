@@ -1,17 +1,52 @@
 import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import * as v from "valibot";
+import journal from "../../drizzle/meta/_journal.json";
+import { version } from "../../package.json";
 import type { AppEnv } from "../env";
 import { classifyDatabaseError } from "../lib/errors";
 import { logFailure } from "../lib/failure-log";
 import { useDatabase } from "../middleware/database";
-import { pingDatabase } from "../queries/health";
+import { appliedMigrationTimes, pingDatabase } from "../queries/health";
 import { jsonContent } from "./openapi";
 
+const MigrationsSchema = v.pipe(
+  v.object({
+    applied: v.pipe(v.number(), v.description("Migrations recorded in the database.")),
+    expected: v.pipe(v.number(), v.description("Migrations this version of the Worker was built with.")),
+    latest: v.pipe(
+      v.nullable(v.string()),
+      v.description("The newest applied migration this version knows, by tag (`0044_funnel_step_index`)."),
+    ),
+    pending: v.pipe(
+      v.number(),
+      v.description("This version's migrations not applied yet: above 0, run `npm run db:migrate`."),
+    ),
+  }),
+  v.description("The database's migration level against the one this Worker expects."),
+);
+
 const HealthSchema = v.object({
-  status: v.picklist(["ok", "degraded"]),
+  status: v.pipe(
+    v.picklist(["ok", "degraded"]),
+    v.description("`degraded`: the database is unreachable or behind."),
+  ),
   database: v.picklist(["ok", "unreachable"]),
+  version: v.pipe(v.string(), v.description("The service's version (package.json).")),
+  migrations: v.optional(MigrationsSchema),
 });
+
+/** The migration level of a database, given the journal times it has applied. */
+function migrationLevel(applied: readonly number[]): v.InferOutput<typeof MigrationsSchema> {
+  const done = new Set(applied);
+  const known = journal.entries.filter((entry) => done.has(entry.when));
+  return {
+    applied: applied.length,
+    expected: journal.entries.length,
+    latest: known.at(-1)?.tag ?? null,
+    pending: journal.entries.length - known.length,
+  };
+}
 
 export const health = new Hono<AppEnv>().get(
   "/health",
@@ -27,8 +62,11 @@ export const health = new Hono<AppEnv>().get(
   async (c) => {
     c.header("Cache-Control", "no-store");
     try {
-      await pingDatabase(useDatabase(c));
-      return c.json({ status: "ok", database: "ok" } as const, 200);
+      const db = useDatabase(c);
+      await pingDatabase(db);
+      const migrations = migrationLevel(await appliedMigrationTimes(db));
+      const status = migrations.pending > 0 ? "degraded" : "ok";
+      return c.json({ status, database: "ok", version, migrations } as const, 200);
     } catch (error) {
       const unavailable = classifyDatabaseError(error) !== undefined;
       logFailure(
@@ -39,7 +77,9 @@ export const health = new Hono<AppEnv>().get(
         },
         error,
       );
-      return c.json({ status: "degraded", database: "unreachable" } as const, 503, { "Retry-After": "5" });
+      return c.json({ status: "degraded", database: "unreachable", version } as const, 503, {
+        "Retry-After": "5",
+      });
     }
   },
 );

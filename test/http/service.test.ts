@@ -1,6 +1,8 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
+import journal from "../../drizzle/meta/_journal.json";
+import { version } from "../../package.json";
 import worker from "../../src/index";
 import { createTenant, credentialHeaders, type Tenant } from "../support/factories";
 import { call, expectProblem, testDatabase } from "../support/worker/http";
@@ -29,17 +31,53 @@ async function callWithBindings(path: string, bindings: Partial<Env>, init: Requ
 const UNREACHABLE = "postgres://postgres@127.0.0.1:1/nowhere";
 
 describe("GET /health", () => {
-  it("reports ok after a real database round trip", async () => {
+  it("reports ok after a real database round trip, with the version and the migration level", async () => {
     const response = await call("/health");
     expect(response.status).toBe(200);
-    expect(response.body).toEqual({ status: "ok", database: "ok" });
+    const latest = journal.entries.at(-1);
+    expect(response.body).toEqual({
+      status: "ok",
+      database: "ok",
+      version: version,
+      // The test database is migrated by the suite's setup, every migration of the journal.
+      migrations: {
+        applied: journal.entries.length,
+        expected: journal.entries.length,
+        latest: latest?.tag,
+        pending: 0,
+      },
+    });
     expect(response.headers.get("cache-control")).toBe("no-store");
+  });
+
+  it("is degraded while a migration of this version is not applied", async () => {
+    const latest = journal.entries.at(-1);
+    await database.db.execute(
+      sql`delete from drizzle.__drizzle_migrations where created_at = ${latest?.when}`,
+    );
+    try {
+      const response = await call("/health");
+      expect(response.status).toBe(200);
+      expect(response.body).toMatchObject({
+        status: "degraded",
+        database: "ok",
+        migrations: { applied: journal.entries.length - 1, latest: journal.entries.at(-2)?.tag, pending: 1 },
+      });
+    } finally {
+      await database.db.execute(
+        sql`insert into drizzle.__drizzle_migrations (hash, created_at) values ('restored-by-test', ${latest?.when})`,
+      );
+    }
   });
 
   it("answers 503 with Retry-After when the database is unreachable", async () => {
     const response = await callWithBindings("/health", { DATABASE_URL: UNREACHABLE });
     expect(response.status).toBe(503);
-    expect(JSON.parse(response.text)).toEqual({ status: "degraded", database: "unreachable" });
+    expect(JSON.parse(response.text)).toEqual({
+      status: "degraded",
+      database: "unreachable",
+      version: version,
+    });
     expect(response.headers.get("retry-after")).toBe("5");
   });
 });

@@ -1,0 +1,58 @@
+import type { MiddlewareHandler } from "hono";
+import { routePath } from "hono/route";
+import type { AppEnv } from "../env";
+import { RequestTiming } from "../lib/request-timing";
+
+/** The `Server-Timing` value of an answer (W3C Server Timing): database time, cache, total. */
+export function serverTimingValue(
+  timing: RequestTiming,
+  totalMs: number,
+  cacheStatus: string | null,
+): string {
+  const metrics = [
+    `db;dur=${timing.databaseMs};desc="${timing.queries} ${timing.queries === 1 ? "query" : "queries"}"`,
+  ];
+  // RFC 9211's Cache-Status: `<cache>; hit` or `<cache>; fwd=miss…`.
+  if (cacheStatus) metrics.push(`cache;desc="${/;\s*hit\b/.test(cacheStatus) ? "hit" : "miss"}"`);
+  metrics.push(`total;dur=${totalMs}`);
+  return metrics.join(", ");
+}
+
+/**
+ * One structured JSON log line per request (request id, route pattern, project, status,
+ * duration, database time and queries, cache status) and a `Server-Timing` header on every
+ * answer, so an operator can tell from `wrangler tail` or the Workers logs where the time went.
+ * A streamed body's queries after its headers are not in them. Never the URL or its query
+ * string, which carry the caller's filters.
+ */
+export const observeRequests: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const startedAt = Date.now();
+  const timing = new RequestTiming();
+  c.set("timing", timing);
+  await next();
+  const durationMs = Date.now() - startedAt;
+  const cacheStatus = c.res.headers.get("Cache-Status");
+  const value = serverTimingValue(timing, durationMs, cacheStatus);
+  try {
+    c.res.headers.append("Server-Timing", value);
+  } catch {
+    // A response passed through from elsewhere has immutable headers: answer a copy.
+    c.res = new Response(c.res.body, c.res);
+    c.res.headers.append("Server-Timing", value);
+  }
+  console.log(
+    JSON.stringify({
+      event: "request",
+      requestId: c.get("requestId"),
+      method: c.req.method,
+      // After `next()` the route index is that of the handler that answered.
+      route: routePath(c),
+      projectId: c.get("project")?.id,
+      status: c.res.status,
+      durationMs,
+      databaseMs: timing.databaseMs,
+      queries: timing.queries,
+      cache: cacheStatus ?? undefined,
+    }),
+  );
+};
