@@ -6,34 +6,22 @@
  *
  * Targets DATABASE_URL, else the embedded database in .data/pglite.
  */
-import { randomUUID } from "node:crypto";
 import { parseArgs } from "node:util";
 import pg from "pg";
-import { generateSecret, hashSecret } from "../../src/lib/secrets";
-import { withTargetDatabase } from "../local/target-database";
+import { type ClientType, credentialLines, insertClient } from "./client-rows";
+import { CommandInputError, runDatabaseCommand } from "./command";
 
 const USAGE =
   "usage: npm run client:create -- --type read|write --project <id> [--name <text>]\n" +
   "       npm run client:create -- --type root --organization <id> [--name <text>]";
 
-const CLIENT_TYPES = ["read", "write", "root"] as const;
-type ClientType = (typeof CLIENT_TYPES)[number];
+const CLIENT_TYPES: readonly ClientType[] = ["read", "write", "root"];
 
 interface Request {
   type: ClientType;
   projectId: string | null;
   organizationId: string | null;
   name: string | null;
-}
-
-/** Bad input: reported (with the usage text when `usage`), exit code 1. */
-class InputError extends Error {
-  constructor(
-    message: string,
-    readonly usage = true,
-  ) {
-    super(message);
-  }
 }
 
 function isClientType(value: string): value is ClientType {
@@ -43,7 +31,7 @@ function isClientType(value: string): value is ClientType {
 function nonEmpty(value: string | undefined, flag: string): string | null {
   if (value === undefined) return null;
   const trimmed = value.trim();
-  if (trimmed === "") throw new InputError(`${flag} must not be empty`);
+  if (trimmed === "") throw new CommandInputError(`${flag} must not be empty`);
   return trimmed;
 }
 
@@ -66,25 +54,25 @@ function parseRequest(argv: string[]): Request | "help" {
   } catch (error) {
     const message = (error as Error).message;
     const unknown = /^Unknown option '([^']+)'/.exec(message);
-    throw new InputError(unknown ? `unknown option ${unknown[1]}` : message);
+    throw new CommandInputError(unknown ? `unknown option ${unknown[1]}` : message);
   }
   if (values.help === true) return "help";
-  if (positionals.length > 0) throw new InputError(`unexpected argument ${positionals[0]}`);
+  if (positionals.length > 0) throw new CommandInputError(`unexpected argument ${positionals[0]}`);
 
   const type = values.type?.trim();
-  if (type === undefined) throw new InputError("--type is required (read, write or root)");
-  if (!isClientType(type)) throw new InputError(`--type must be read, write or root, not "${type}"`);
+  if (type === undefined) throw new CommandInputError("--type is required (read, write or root)");
+  if (!isClientType(type)) throw new CommandInputError(`--type must be read, write or root, not "${type}"`);
   const projectId = nonEmpty(values.project, "--project");
   const organizationId = nonEmpty(values.organization, "--organization");
   const name = nonEmpty(values.name, "--name");
 
   if (type === "root") {
-    if (organizationId === null) throw new InputError("a root client needs --organization <id>");
+    if (organizationId === null) throw new CommandInputError("a root client needs --organization <id>");
     if (projectId !== null) {
-      throw new InputError("a root client reads every project of its organization; drop --project");
+      throw new CommandInputError("a root client reads every project of its organization; drop --project");
     }
   } else if (projectId === null) {
-    throw new InputError(`a ${type} client needs --project <id>`);
+    throw new CommandInputError(`a ${type} client needs --project <id>`);
   }
   return { type, projectId, organizationId, name };
 }
@@ -104,7 +92,7 @@ async function createClient(url: string, label: string, request: Request): Promi
       "SELECT to_regclass('public.clients') IS NOT NULL AND to_regclass('public.projects') IS NOT NULL AS ready",
     );
     if (schema.rows[0]?.ready !== true) {
-      throw new InputError(`${label} has no clients table yet: run npm run db:migrate first`, false);
+      throw new CommandInputError(`${label} has no clients table yet: run npm run db:migrate first`, false);
     }
 
     let organizationId: string;
@@ -117,13 +105,13 @@ async function createClient(url: string, label: string, request: Request): Promi
       );
       const owner = project.rows[0]?.organization_id;
       if (owner === undefined) {
-        throw new InputError(
+        throw new CommandInputError(
           `project "${request.projectId}" does not exist; ${await existingIds(client, "projects")}`,
           false,
         );
       }
       if (request.organizationId !== null && request.organizationId !== owner) {
-        throw new InputError(
+        throw new CommandInputError(
           `project "${request.projectId}" belongs to organization "${owner}", not "${request.organizationId}"`,
           false,
         );
@@ -134,7 +122,7 @@ async function createClient(url: string, label: string, request: Request): Promi
       organizationId = request.organizationId ?? "";
       const organization = await client.query("SELECT 1 FROM organizations WHERE id = $1", [organizationId]);
       if ((organization.rowCount ?? 0) === 0) {
-        throw new InputError(
+        throw new CommandInputError(
           `organization "${organizationId}" does not exist; ${await existingIds(client, "organizations")}`,
           false,
         );
@@ -147,14 +135,13 @@ async function createClient(url: string, label: string, request: Request): Promi
       exampleProject = first.rows[0]?.id ?? null;
     }
 
-    const id = randomUUID();
-    const secret = generateSecret();
     const name = request.name ?? `${request.type} client for ${request.projectId ?? organizationId}`;
-    await client.query(
-      `INSERT INTO clients (id, name, type, organization_id, project_id, secret_hash)
-       VALUES ($1, $2, $3, $4, $5, $6)`,
-      [id, name, request.type, organizationId, request.projectId, await hashSecret(secret)],
-    );
+    const { id, secret } = await insertClient(client, {
+      type: request.type,
+      organizationId,
+      projectId: request.projectId,
+      name,
+    });
 
     const example = exampleProject ?? "<projectId>";
     process.stdout.write(
@@ -162,10 +149,7 @@ async function createClient(url: string, label: string, request: Request): Promi
         `Created ${request.type} client "${name}" for ${scope}`,
         `in ${label}.`,
         "",
-        `  client id:     ${id}`,
-        `  client secret: ${secret}`,
-        "",
-        "The secret cannot be shown again (only a salted hash of it is stored): keep it now.",
+        ...credentialLines(id, secret),
         request.type === "write"
           ? "Note: write clients are refused (403) by every endpoint of this read API."
           : `Example: curl -H 'openpanel-client-id: ${id}' -H 'openpanel-client-secret: ${secret}' ` +
@@ -178,20 +162,4 @@ async function createClient(url: string, label: string, request: Request): Promi
   }
 }
 
-async function main(): Promise<void> {
-  const request = parseRequest(process.argv.slice(2));
-  if (request === "help") {
-    process.stdout.write(`${USAGE}\n`);
-    return;
-  }
-  await withTargetDatabase((url, target) => createClient(url, target.label, request));
-}
-
-main().catch((error: unknown) => {
-  if (error instanceof InputError) {
-    process.stderr.write(`client:create: ${error.message}\n${error.usage ? `${USAGE}\n` : ""}`);
-  } else {
-    process.stderr.write(`client:create failed: ${error instanceof Error ? error.message : String(error)}\n`);
-  }
-  process.exitCode = 1;
-});
+runDatabaseCommand({ name: "client:create", usage: USAGE, parse: parseRequest, run: createClient });
