@@ -27,6 +27,10 @@ async function decide(
   }
 }
 
+/** The one policy's name in the structured RateLimit fields, and its window. */
+const RATE_POLICY = '"per-client"';
+const WINDOW_SECONDS = WINDOW_MS / 1000;
+
 /**
  * Counts one request against a client's budget: a 429 with Retry-After past it, else the
  * RateLimit-* headers for the answer (none when the limiter is unreachable).
@@ -42,6 +46,10 @@ async function countRequest(
     "RateLimit-Limit": String(decision.limit),
     "RateLimit-Remaining": String(decision.remaining),
     "RateLimit-Reset": String(decision.resetSeconds),
+    // The IETF draft's structured fields (draft-ietf-httpapi-ratelimit-headers): the policy
+    // (quota `q` per window `w` seconds) and what is left of it (`r`) until reset (`t` seconds).
+    "RateLimit-Policy": `${RATE_POLICY};q=${decision.limit};w=${WINDOW_SECONDS}`,
+    RateLimit: `${RATE_POLICY};r=${decision.remaining};t=${decision.resetSeconds}`,
   };
   if (!decision.allowed) {
     throw new ApiError({

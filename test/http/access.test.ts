@@ -165,11 +165,15 @@ describe("rate limiting", () => {
     for (let i = 0; i < 4; i++) responses.push(await hit(path, client, "3"));
     expect(responses.map((r) => r.status)).toEqual([200, 200, 200, 429]);
     expect(responses.map((r) => r.headers.get("ratelimit-remaining"))).toEqual(["2", "1", "0", "0"]);
-    for (const response of responses) {
+    responses.forEach((response, i) => {
       expect(response.headers.get("ratelimit-limit")).toBe("3");
-      expect(Number(response.headers.get("ratelimit-reset"))).toBeGreaterThanOrEqual(1);
-      expect(Number(response.headers.get("ratelimit-reset"))).toBeLessThanOrEqual(10);
-    }
+      const reset = Number(response.headers.get("ratelimit-reset"));
+      expect(reset).toBeGreaterThanOrEqual(1);
+      expect(reset).toBeLessThanOrEqual(10);
+      // The IETF draft's structured fields say the same.
+      expect(response.headers.get("ratelimit-policy")).toBe('"per-client";q=3;w=10');
+      expect(response.headers.get("ratelimit")).toBe(`"per-client";r=${Math.max(0, 2 - i)};t=${reset}`);
+    });
     const limited = responses[3];
     expect(limited?.headers.get("content-type")).toBe("application/problem+json");
     expect(JSON.parse(limited?.text ?? "{}").code).toBe("RATE_LIMITED");
@@ -214,6 +218,7 @@ describe("rate limiting", () => {
       const response = await hit(`/insights/${tenant.projectId}/live`, client, "0");
       expect(response.status).toBe(200);
       expect(response.headers.get("ratelimit-limit")).toBeNull();
+      expect(response.headers.get("ratelimit-policy")).toBeNull();
     }
   });
 });
