@@ -199,6 +199,7 @@ describe("CORS", () => {
     });
     expect(response.status).toBe(200);
     expect(response.headers.get("access-control-allow-origin")).toBe("*");
+    expect(response.headers.get("timing-allow-origin")).toBe("*");
     const exposed = (response.headers.get("access-control-expose-headers") ?? "").split(/,\s*/);
     for (const header of [
       "Link",
@@ -207,6 +208,9 @@ describe("CORS", () => {
       "ETag",
       "Cache-Status",
       "RateLimit-Remaining",
+      "RateLimit",
+      "RateLimit-Policy",
+      "Server-Timing",
     ]) {
       expect(exposed).toContain(header);
     }
