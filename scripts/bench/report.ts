@@ -27,8 +27,8 @@ import {
   type Verdict,
 } from "./report-cells";
 import { issue15Sections } from "./report-issue15";
+import { routesSection } from "./report-routes";
 import { type BenchResults, coreFilter, coreFilterId, type VisitorCheck } from "./results";
-import { routesSection } from "./routes";
 
 /** The Markdown report of a run: machine and data, the targets of issues 5 and 15, every measurement. */
 

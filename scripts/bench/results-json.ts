@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { describeFilters } from "./filters";
+import { routeCaseId } from "./report-routes";
 import type { BenchResults, ComparedCase, ComparedRun } from "./results";
-import { routeCaseId } from "./routes";
 
 /**
  * The results as JSON beside the report (REPORT.json): case id → timings, plus the data set's
