@@ -1,4 +1,3 @@
-
 import type pg from "pg";
 import { encodeListingCursor } from "../../src/lib/cursors";
 import { BENCH_PROJECT, benchWindow } from "./cases";

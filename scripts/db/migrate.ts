@@ -45,23 +45,27 @@ async function main(): Promise<void> {
   await withTargetDatabase(async (url, target) => {
     process.stdout.write(`migrating ${target.label}\n`);
     const before = await appliedMigrations(url);
+    const tags = new Map(journal.map((entry) => [entry.when, entry.tag]));
     const began = performance.now();
-    await migrateDatabase(url);
+    await migrateDatabase(url, (when, ms) => {
+      process.stdout.write(`ran ${tags.get(when) ?? when} in ${ms.toLocaleString("en-US")} ms\n`);
+    });
     const millis = Math.round(performance.now() - began);
     const after = await appliedMigrations(url);
     const applied = journal.filter((entry) => after.has(entry.when) && !before.has(entry.when));
     if (applied.length === 0) {
       process.stdout.write(`already up to date (${after.size} migrations applied)\n`);
     } else {
-      for (const entry of applied) process.stdout.write(`applied ${entry.tag}\n`);
       process.stdout.write(
-        `${applied.length} migration(s) applied in ${millis} ms (${after.size} in total)\n`,
+        `${applied.length} migration(s) applied in ${millis} ms, in one transaction (${after.size} in total)\n`,
       );
     }
   });
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`migration failed: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.stderr.write(
+    `migration failed: ${error instanceof Error ? error.message : String(error)}; none of this run's migrations was applied (one transaction)\n`,
+  );
   process.exitCode = 1;
 });
