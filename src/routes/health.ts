@@ -51,6 +51,7 @@ function migrationLevel(applied: readonly number[]): v.InferOutput<typeof Migrat
 export const health = new Hono<AppEnv>().get(
   "/health",
   describeRoute({
+    operationId: "getHealth",
     tags: ["Service"],
     summary: "Service and database health",
     description: "No authentication. Queries the database; 503 when it cannot be reached.",

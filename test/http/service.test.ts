@@ -228,6 +228,49 @@ describe("CORS", () => {
 });
 
 describe("GET /openapi.json and /docs", () => {
+  it("names every operation for generated clients: camelCase, unique, by what it does", async () => {
+    const response = await call<{ paths: Record<string, { get: { operationId?: string } }> }>(
+      "/openapi.json",
+    );
+    const ids = Object.fromEntries(
+      Object.entries(response.body.paths).map(([path, item]) => [path, item.get.operationId]),
+    );
+    expect(ids).toEqual({
+      "/export/charts": "exportCharts",
+      "/export/events": "exportEvents",
+      "/health": "getHealth",
+      "/insights/{projectId}/active_users": "getActiveUsers",
+      "/insights/{projectId}/engagement": "getEngagement",
+      "/insights/{projectId}/events": "listEvents",
+      "/insights/{projectId}/events/names": "listEventNames",
+      "/insights/{projectId}/events/properties": "listEventProperties",
+      "/insights/{projectId}/events/property_values": "listPropertyValues",
+      "/insights/{projectId}/funnel": "getFunnel",
+      "/insights/{projectId}/groups": "listGroups",
+      "/insights/{projectId}/groups/{groupId}": "getGroup",
+      "/insights/{projectId}/live": "getLive",
+      "/insights/{projectId}/metrics": "getMetrics",
+      "/insights/{projectId}/overview": "getOverview",
+      "/insights/{projectId}/pages": "listPages",
+      "/insights/{projectId}/pages/entry_exit": "listEntryExitPages",
+      "/insights/{projectId}/pages/performance": "listPagePerformance",
+      "/insights/{projectId}/pages/top": "listTopPages",
+      "/insights/{projectId}/profiles": "listProfiles",
+      "/insights/{projectId}/profiles/{profileId}": "getProfile",
+      "/insights/{projectId}/profiles/{profileId}/metrics": "getProfileMetrics",
+      "/insights/{projectId}/profiles/{profileId}/sessions": "listProfileSessions",
+      "/insights/{projectId}/reports/{reportId}/data": "getReportData",
+      "/insights/{projectId}/retention": "getWeeklyRetention",
+      "/insights/{projectId}/retention/cohort": "getRetentionCohorts",
+      "/insights/{projectId}/sessions": "listSessions",
+      "/insights/{projectId}/traffic/devices": "listDevices",
+      "/insights/{projectId}/traffic/geo": "listGeo",
+      "/insights/{projectId}/traffic/referrers": "listReferrers",
+      "/insights/{projectId}/user_flow": "getUserFlow",
+      "/insights/{projectId}/{dimension}": "listBreakdown",
+    });
+  });
+
   it("documents every route with its parameters, security and problem responses", async () => {
     const response = await call<{
       openapi: string;

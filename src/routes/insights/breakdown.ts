@@ -18,6 +18,7 @@ const DimensionParams = v.object({
 export const breakdown = new Hono<AppEnv>().get(
   "/:projectId/:dimension",
   describeRoute({
+    operationId: "listBreakdown",
     tags: ["Insights"],
     summary: "Sessions by a dimension",
     description:

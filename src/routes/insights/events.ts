@@ -48,6 +48,7 @@ const EventsQuery = v.object({
 export const eventListing = new Hono<AppEnv>().get(
   "/:projectId/events",
   describeRoute({
+    operationId: "listEvents",
     tags: ["Listings"],
     summary: "Events, newest first",
     description:

@@ -30,6 +30,7 @@ const LiveQuery = v.object({
 export const live = new Hono<AppEnv>().get(
   "/:projectId/live",
   describeRoute({
+    operationId: "getLive",
     tags: ["Insights"],
     summary: "Live visitors",
     description:

@@ -15,6 +15,7 @@ const MetricsQuery = v.object({ ...RangeParams, ...SeriesParams });
 export const metrics = new Hono<AppEnv>().get(
   "/:projectId/metrics",
   describeRoute({
+    operationId: "getMetrics",
     tags: ["Insights"],
     summary: "Session metrics and their time series",
     description:

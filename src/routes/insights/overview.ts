@@ -16,6 +16,7 @@ const OverviewQuery = v.object({ ...RangeParams, ...SeriesParams });
 export const overview = new Hono<AppEnv>().get(
   "/:projectId/overview",
   describeRoute({
+    operationId: "getOverview",
     tags: ["Insights"],
     summary: "Session metrics and their time series, as OpenPanel's overview",
     description:

@@ -36,6 +36,7 @@ const PerformanceQuery = v.object({
 export const pagePerformanceRoute = new Hono<AppEnv>().get(
   "/:projectId/pages/performance",
   describeRoute({
+    operationId: "listPagePerformance",
     tags: ["Insights"],
     summary: "Every page with its figures and SEO signals, sorted by any figure",
     description:

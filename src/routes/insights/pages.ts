@@ -38,6 +38,7 @@ export const pages = new Hono<AppEnv>()
   .get(
     "/:projectId/pages",
     describeRoute({
+      operationId: "listPages",
       tags: ["Insights"],
       summary: "Top pages",
       description:
@@ -54,6 +55,7 @@ export const pages = new Hono<AppEnv>()
   .get(
     "/:projectId/pages/top",
     describeRoute({
+      operationId: "listTopPages",
       tags: ["Insights"],
       summary: "Top pages, as OpenPanel's /pages/top",
       description:
@@ -70,6 +72,7 @@ export const pages = new Hono<AppEnv>()
   .get(
     "/:projectId/pages/entry_exit",
     describeRoute({
+      operationId: "listEntryExitPages",
       tags: ["Insights"],
       summary: "Entry or exit pages",
       description:

@@ -25,6 +25,7 @@ const SessionsQuery = v.object({
 export const sessionListing = new Hono<AppEnv>().get(
   "/:projectId/sessions",
   describeRoute({
+    operationId: "listSessions",
     tags: ["Listings"],
     summary: "Sessions, newest first",
     description:

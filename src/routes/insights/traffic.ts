@@ -48,6 +48,7 @@ function trafficRoute(group: TrafficGroup) {
   return new Hono<AppEnv>().get(
     `/:projectId/traffic/${group}`,
     describeRoute({
+      operationId: `list${group[0]?.toUpperCase()}${group.slice(1)}`,
       tags: ["Insights"],
       summary: SUMMARIES[group],
       description: `The rows, order and numbers of \`/{breakdown}\` for the same query, \`revenue\` included (OpenPanel's route). \`breakdown\`: ${dimensions.map((d) => `\`${d}\``).join(", ")}; any other is a 400.`,

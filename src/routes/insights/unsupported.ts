@@ -15,18 +15,20 @@ function unsupported(feature: string) {
   };
 }
 
-const documented = (summary: string, description: string) =>
+const documented = (operationId: string, summary: string, description: string) =>
   describeRoute({
+    operationId,
     tags: ["Insights"],
     summary,
     description,
     responses: problemResponses(...PROJECT_ROUTE_PROBLEMS, "NOT_FOUND"),
   });
-const GROUPS = documented(
+const GROUPS = [
   "Groups (not supported)",
   "Always 404 NOT_FOUND: groups are not supported by this API.",
-);
+] as const;
 const REPORTS = documented(
+  "getReportData",
   "Saved reports (not supported)",
   "Always 404 NOT_FOUND: saved reports are not supported by this API.",
 );
@@ -34,8 +36,8 @@ const REPORTS = documented(
 const hidden = describeRoute({ hide: true });
 
 export const notSupported = new Hono<AppEnv>()
-  .get("/:projectId/groups", GROUPS, unsupported("Groups"))
-  .get("/:projectId/groups/:groupId", GROUPS, unsupported("Groups"))
+  .get("/:projectId/groups", documented("listGroups", ...GROUPS), unsupported("Groups"))
+  .get("/:projectId/groups/:groupId", documented("getGroup", ...GROUPS), unsupported("Groups"))
   .get("/:projectId/groups/*", hidden, unsupported("Groups"))
   .get("/:projectId/reports/:reportId/data", REPORTS, unsupported("Saved reports"))
   .get("/:projectId/reports/*", hidden, unsupported("Saved reports"));

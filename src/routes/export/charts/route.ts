@@ -17,6 +17,7 @@ import { chartBody } from "./shaping";
 export const charts = new Hono<AppEnv>().get(
   "/charts",
   describeRoute({
+    operationId: "exportCharts",
     tags: ["Export"],
     summary: "Chart series of events",
     description:

@@ -15,6 +15,7 @@ import { answerPage, answerStream } from "./shaping";
 export const events = new Hono<AppEnv>().get(
   "/events",
   describeRoute({
+    operationId: "exportEvents",
     tags: ["Export"],
     summary: "Export raw events",
     description: `Events of one project, newest first (\`createdAt\` desc, then \`id\` desc).

@@ -32,6 +32,7 @@ const LABELS: Record<number, string> = { 1: "DAU", 7: "WAU", 30: "MAU" };
 export const activeUsersRoute = new Hono<AppEnv>().get(
   "/:projectId/active_users",
   describeRoute({
+    operationId: "getActiveUsers",
     tags: ["Analyses"],
     summary: "Daily, weekly, monthly (any 1–90 days) active users per local day",
     description:

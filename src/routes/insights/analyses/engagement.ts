@@ -35,6 +35,7 @@ function engagementSummary(
 export const engagementRoute = new Hono<AppEnv>().get(
   "/:projectId/engagement",
   describeRoute({
+    operationId: "getEngagement",
     tags: ["Analyses"],
     summary: "Identified users by days since their last activity",
     description:

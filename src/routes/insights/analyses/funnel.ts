@@ -60,6 +60,7 @@ function funnelSteps(names: string[], users: number[]): FunnelStep[] {
 export const funnelRoute = new Hono<AppEnv>().get(
   "/:projectId/funnel",
   describeRoute({
+    operationId: "getFunnel",
     tags: ["Analyses"],
     summary: "Funnel: how many get from the first step to each next one",
     description:

@@ -72,6 +72,7 @@ function weightedAverage(rows: CohortRow[]): CohortRow {
 export const retentionCohortRoute = new Hono<AppEnv>().get(
   "/:projectId/retention/cohort",
   describeRoute({
+    operationId: "getRetentionCohorts",
     tags: ["Analyses"],
     summary: "Weekly retention cohorts of identified users",
     description:

@@ -15,6 +15,7 @@ const RetentionQuery = v.object({ ...RangeParams });
 export const retentionRoute = new Hono<AppEnv>().get(
   "/:projectId/retention",
   describeRoute({
+    operationId: "getWeeklyRetention",
     tags: ["Analyses"],
     summary: "Identified users who come back the next week",
     description:

@@ -109,6 +109,7 @@ function flowGraph(counts: FlowCounts, maxLabels: number) {
 export const userFlowRoute = new Hono<AppEnv>().get(
   "/:projectId/user_flow",
   describeRoute({
+    operationId: "getUserFlow",
     tags: ["Analyses"],
     summary: "Which way sessions go from (or to, or between) an event",
     description:

@@ -33,6 +33,7 @@ export const DISCOVERY_FRESH_SECONDS = 60;
 export const eventNamesRoute = new Hono<AppEnv>().get(
   "/:projectId/events/names",
   describeRoute({
+    operationId: "listEventNames",
     tags: ["Discovery"],
     summary: "Event names, most frequent first",
     description:

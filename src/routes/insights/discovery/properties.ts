@@ -18,6 +18,7 @@ const PropertiesQuery = v.object({ ...DiscoveryParams, ...EventNameParams });
 export const eventPropertiesRoute = new Hono<AppEnv>().get(
   "/:projectId/events/properties",
   describeRoute({
+    operationId: "listEventProperties",
     tags: ["Discovery"],
     summary: "Columns and property keys",
     description:

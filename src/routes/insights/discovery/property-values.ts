@@ -47,6 +47,7 @@ function catalogueKey(propertyKey: string): string {
 export const propertyValuesRoute = new Hono<AppEnv>().get(
   "/:projectId/events/property_values",
   describeRoute({
+    operationId: "listPropertyValues",
     tags: ["Discovery"],
     summary: "The most frequent values of a column or property",
     description: `The distinct set values of the key (of \`eventName\`'s events, or of all), by the number of events carrying them over the whole history, then text; \`counts=true\` adds those numbers. The list holds at most the ${LISTED_VALUES} most frequent values (\`X-Values-Capped: ${LISTED_VALUES}\` when the key has more), paged by \`limit\`/\`cursor\`; \`X-Total-Count\` is its length. A key no stored event sets, or an event name never stored, is a 400.`,

@@ -57,6 +57,7 @@ const ProfilesQuery = v.object({
 export const profileListing = new Hono<AppEnv>().get(
   "/:projectId/profiles",
   describeRoute({
+    operationId: "listProfiles",
     tags: ["Listings"],
     summary: "Profiles, by first seen",
     description:

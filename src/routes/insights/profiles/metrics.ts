@@ -17,6 +17,7 @@ const ProfileMetricsQuery = v.object({ ...RangeParams });
 export const profileMetricsRoute = new Hono<AppEnv>().get(
   "/:projectId/profiles/:profileId/metrics",
   describeRoute({
+    operationId: "getProfileMetrics",
     tags: ["Listings"],
     summary: "One profile's figures",
     description:

@@ -27,6 +27,7 @@ const ProfileQuery = v.object({
 export const profileDetail = new Hono<AppEnv>().get(
   "/:projectId/profiles/:profileId",
   describeRoute({
+    operationId: "getProfile",
     tags: ["Listings"],
     summary: "One profile and its newest events",
     description:

@@ -22,6 +22,7 @@ const ProfileSessionsQuery = v.object({
 export const profileSessions = new Hono<AppEnv>().get(
   "/:projectId/profiles/:profileId/sessions",
   describeRoute({
+    operationId: "listProfileSessions",
     tags: ["Listings"],
     summary: "One profile's sessions, newest first",
     description:
