@@ -21,7 +21,7 @@ export async function migrateDatabase(
 ): Promise<void> {
   const client = new pg.Client({ connectionString });
   await client.connect();
-  let since = performance.now();
+  let since = 0;
   const logger = {
     logQuery(query: string, params: unknown[]) {
       if (!MIGRATION_RECORD.test(query.trim())) return;

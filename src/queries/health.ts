@@ -2,14 +2,10 @@ import { sql } from "drizzle-orm";
 import type { Database } from "../db/client";
 import { postgresError } from "../db/connection-errors";
 
-/** Round-trips to Postgres; throws when it is unreachable. */
-export async function pingDatabase(db: Database): Promise<void> {
-  await db.execute(sql`select 1`);
-}
-
 /**
  * The journal times (`created_at`) of the migrations drizzle recorded as applied; none on a
- * database that was never migrated (no `drizzle.__drizzle_migrations`).
+ * database that was never migrated (no `drizzle.__drizzle_migrations`). Throws when Postgres is
+ * unreachable (the health check's round trip).
  */
 export async function appliedMigrationTimes(db: Database): Promise<number[]> {
   try {

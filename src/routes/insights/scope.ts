@@ -10,6 +10,7 @@ import {
   windowMeta,
 } from "../../lib/range";
 import { given } from "../../lib/validation";
+import type { ActivitySource } from "../../queries/analyses/activity-source";
 import type { SessionScope } from "../../queries/insights/model";
 import { type RangeQuery, rollupsAllowed } from "../params";
 
@@ -112,6 +113,21 @@ export function sessionScopeOf(scope: InsightsScope, projectId: string): Session
     filters: scope.filters,
     rollups: scope.rollups,
     projectTimezone: scope.projectTimezone,
+  };
+}
+
+/**
+ * What an analysis needs to choose between the per-profile activity aggregates and the events
+ * (src/queries/analyses/activity-source.ts): the project, the request's and the project's
+ * timezones, the rollups switch and the filters.
+ */
+export function activitySource(projectId: string, scope: InsightsScope): ActivitySource {
+  return {
+    projectId,
+    timezone: scope.range.timezone,
+    projectTimezone: scope.projectTimezone,
+    rollups: scope.rollups,
+    filters: scope.filters,
   };
 }
 

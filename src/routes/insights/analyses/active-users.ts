@@ -9,7 +9,7 @@ import { type ActiveUsersResponse, ActiveUsersResponseSchema } from "../../../sc
 import { cachedAnswerResponses } from "../../openapi";
 import { FlagParam, RangeParams, WholeNumberParam } from "../../params";
 import { answerObject } from "../object-answer";
-import { resolveInsightsScope } from "../scope";
+import { activitySource, resolveInsightsScope } from "../scope";
 
 const ActiveUsersQuery = v.object({
   ...RangeParams,
@@ -58,11 +58,7 @@ export const activeUsersRoute = new Hono<AppEnv>().get(
           lastDay < firstDay
             ? []
             : await activeUsersSeries(db, {
-                projectId: c.get("project").id,
-                timezone,
-                projectTimezone: scope.projectTimezone,
-                rollups: scope.rollups,
-                filters: scope.filters,
+                ...activitySource(c.get("project").id, scope),
                 identifiedOnly: query.identified === "true",
                 days: query.days,
                 firstDay,

@@ -9,7 +9,7 @@ import { type EngagementResponse, EngagementResponseSchema } from "../../../sche
 import { cachedAnswerResponses } from "../../openapi";
 import { RangeParams } from "../../params";
 import { answerObject } from "../object-answer";
-import { resolveLifetimeScope } from "../scope";
+import { activitySource, resolveLifetimeScope } from "../scope";
 
 const EngagementQuery = v.object({ ...RangeParams });
 
@@ -56,12 +56,8 @@ export const engagementRoute = new Hono<AppEnv>().get(
       meta: { referenceDate },
       compute: async (db): Promise<Omit<EngagementResponse, "meta">> => {
         const distribution = await engagementDistribution(db, {
-          projectId: c.get("project").id,
+          ...activitySource(c.get("project").id, scope),
           window: scope.lifetime ? undefined : window,
-          timezone,
-          projectTimezone: scope.projectTimezone,
-          rollups: scope.rollups,
-          filters: scope.filters,
           referenceDay,
         });
         return { summary: engagementSummary(distribution), distribution };

@@ -7,6 +7,7 @@ import { cohortActivity, type WeekCount } from "../../../queries/analyses/retent
 import { type CohortRow, RetentionCohortResponse } from "../../../schemas/analyses";
 import { cachedAnswerResponses, LIST_RESPONSE_HEADERS } from "../../openapi";
 import { OneOfParam, RangeParams } from "../../params";
+import { activitySource } from "../scope";
 import { answerWeeks, resolveWeekScope, type WeekScope, weekDate } from "./weeks";
 
 const CohortQuery = v.object({
@@ -91,11 +92,7 @@ export const retentionCohortRoute = new Hono<AppEnv>().get(
       const counts = await cohortActivity(
         db,
         {
-          projectId: c.get("project").id,
-          timezone: weeks.timezone,
-          projectTimezone: weeks.scope.projectTimezone,
-          rollups: weeks.scope.rollups,
-          filters: weeks.scope.filters,
+          ...activitySource(c.get("project").id, weeks.scope),
           firstWeek: weeks.firstWeek,
           lastWeek: weeks.lastWeek,
           readUntil: weeks.end,

@@ -8,6 +8,7 @@ import { weeklyReturn } from "../../../queries/analyses/retention";
 import { WeeklyReturnResponse } from "../../../schemas/analyses";
 import { cachedAnswerResponses, LIST_RESPONSE_HEADERS } from "../../openapi";
 import { RangeParams } from "../../params";
+import { activitySource } from "../scope";
 import { answerWeeks, resolveWeekScope, weekDate } from "./weeks";
 
 const RetentionQuery = v.object({ ...RangeParams });
@@ -32,11 +33,7 @@ export const retentionRoute = new Hono<AppEnv>().get(
     const weeks = resolveWeekScope(c, query);
     return answerWeeks(c, weeks, "retention", {}, async (db) => {
       const counts = await weeklyReturn(db, {
-        projectId: c.get("project").id,
-        timezone: weeks.timezone,
-        projectTimezone: weeks.scope.projectTimezone,
-        rollups: weeks.scope.rollups,
-        filters: weeks.scope.filters,
+        ...activitySource(c.get("project").id, weeks.scope),
         firstWeek: weeks.firstWeek,
         lastWeek: weeks.lastWeek,
         readUntil: weeks.endOfNextWeek,
