@@ -1,24 +1,93 @@
 import { causeChain, errorCode, isUnavailableLink, QUERY_CANCELED } from "../db/connection-errors";
 
-/** Every error code the API answers with, and its status and title (contract section 8). */
+/**
+ * Every error code the API answers with (contract section 8): its status and title, what it means
+ * and what the caller can do. `/docs/errors` renders this table; each problem's `type` points at
+ * its entry there (`problemType`).
+ */
 export const ERROR_CODES = {
-  VALIDATION_FAILED: { status: 400, title: "Validation failed" },
-  UNAUTHENTICATED: { status: 401, title: "Unauthenticated" },
-  CLIENT_TYPE_FORBIDDEN: { status: 403, title: "Client type forbidden" },
-  PROJECT_NOT_FOUND: { status: 404, title: "Project not found" },
-  NOT_FOUND: { status: 404, title: "Not found" },
-  METHOD_NOT_ALLOWED: { status: 405, title: "Method not allowed" },
-  URI_TOO_LONG: { status: 414, title: "URI too long" },
-  RATE_LIMITED: { status: 429, title: "Rate limited" },
-  INTERNAL: { status: 500, title: "Internal error" },
-  DATABASE_UNAVAILABLE: { status: 503, title: "Database unavailable" },
-  QUERY_TIMEOUT: { status: 503, title: "Query timeout" },
-} as const satisfies Record<string, { status: number; title: string }>;
+  VALIDATION_FAILED: {
+    status: 400,
+    title: "Validation failed",
+    meaning: "A parameter is invalid; `errors` points at it.",
+    remedy:
+      "Read `errors[].path` (`limit`, `filters/2/operator`…) and its message; fix that parameter and send the request again.",
+  },
+  UNAUTHENTICATED: {
+    status: 401,
+    title: "Unauthenticated",
+    meaning: "Missing, malformed or wrong credentials.",
+    remedy:
+      "Send `openpanel-client-id` and `openpanel-client-secret` (or HTTP Basic auth) of a read or root client.",
+  },
+  CLIENT_TYPE_FORBIDDEN: {
+    status: 403,
+    title: "Client type forbidden",
+    meaning: "Write clients cannot read.",
+    remedy: "Use a read client of the project, or a root client of its organization.",
+  },
+  PROJECT_NOT_FOUND: {
+    status: 404,
+    title: "Project not found",
+    meaning: "The project does not exist or this client cannot read it.",
+    remedy:
+      "Check the project id; a read client reads only its own project, a root client its organization's.",
+  },
+  NOT_FOUND: {
+    status: 404,
+    title: "Not found",
+    meaning: "No such endpoint, or no such profile (then `profileId` names it).",
+    remedy: "Check the path against /openapi.json, or the profile id.",
+  },
+  METHOD_NOT_ALLOWED: {
+    status: 405,
+    title: "Method not allowed",
+    meaning: "Only GET and HEAD are supported.",
+    remedy: "The API is read-only: use GET (or HEAD); `Allow` lists the methods.",
+  },
+  URI_TOO_LONG: {
+    status: 414,
+    title: "URI too long",
+    meaning: "The URL is longer than 8,192 characters.",
+    remedy: "Send fewer or shorter filter values.",
+  },
+  RATE_LIMITED: {
+    status: 429,
+    title: "Rate limited",
+    meaning: "Too many requests; see Retry-After.",
+    remedy: "Wait the seconds `Retry-After` gives; `RateLimit` and `RateLimit-Policy` show the budget.",
+  },
+  INTERNAL: {
+    status: 500,
+    title: "Internal error",
+    meaning: "Unexpected server error.",
+    remedy: "Retry later; quote `requestId` when you report it.",
+  },
+  DATABASE_UNAVAILABLE: {
+    status: 503,
+    title: "Database unavailable",
+    meaning: "The database is unreachable; see Retry-After.",
+    remedy: "Retry after the seconds `Retry-After` gives.",
+  },
+  QUERY_TIMEOUT: {
+    status: 503,
+    title: "Query timeout",
+    meaning: "The query exceeded its time budget.",
+    remedy:
+      "Narrow the date range or the filters, or retry: a repeated request may be answered from the cache.",
+  },
+} as const satisfies Record<string, { status: number; title: string; meaning: string; remedy: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
 /** The statuses the API answers errors with. */
 export type ErrorStatus = (typeof ERROR_CODES)[ErrorCode]["status"];
+
+/** The anchor of a code on the errors page: `VALIDATION_FAILED` → `validation-failed`. */
+export const errorAnchor = (code: ErrorCode) => code.toLowerCase().replaceAll("_", "-");
+
+/** The problem `type` of a code: its entry on the errors page (RFC 9457 section 3.1.1). */
+export const problemType = (code: ErrorCode) => `/docs/errors#${errorAnchor(code)}`;
 
 export interface FieldError {
   /** Slash-separated pointer into the request, e.g. `limit` or `filters/2/operator`. */

@@ -227,6 +227,7 @@ export const FiltersParam = v.optional(
   jsonQueryParam({
     param: "filters",
     schema: FilterList,
+    schemaName: "FilterList",
     expected: "a JSON array of {name, operator, value} objects",
     description: FILTERS_DESCRIPTION,
     example: '[{"name":"path","operator":"is","value":["/pricing"]}]',

@@ -49,6 +49,15 @@ export function validationError(errors: FieldError[]): ApiError {
 }
 
 /**
+ * The schemas of the JSON query parameters by component name (`FilterList`…): the OpenAPI document
+ * describes each such parameter by its schema (`content: application/json`).
+ */
+export const JSON_QUERY_SCHEMAS = new Map<string, v.GenericSchema>();
+
+/** The metadata key naming a JSON query parameter's component schema. */
+export const JSON_SCHEMA_NAME = "x-json-schema";
+
+/**
  * A query parameter that carries URL-encoded JSON. It is documented as what travels on the wire,
  * a string; the parsing happens in a raw transform (which the JSON Schema converter skips), and
  * each issue keeps its own path so the enclosing object prefixes it (`series/0/filters/1/operator`).
@@ -56,12 +65,15 @@ export function validationError(errors: FieldError[]): ApiError {
 export function jsonQueryParam<TOutput>(options: {
   param: string;
   schema: v.GenericSchema<unknown, TOutput>;
+  /** The component name its schema has in the OpenAPI document. */
+  schemaName: string;
   /** What the JSON should be, for the malformed-JSON message. */
   expected: string;
   description: string;
   example: string;
 }) {
-  const { param, schema, expected, description, example } = options;
+  const { param, schema, schemaName, expected, description, example } = options;
+  JSON_QUERY_SCHEMAS.set(schemaName, schema);
   const parsed = v.pipe(
     v.string(`${param} must be one URL-encoded JSON string`),
     v.parseJson(undefined, `${param} is not valid JSON; expected ${expected}`),
@@ -79,6 +91,7 @@ export function jsonQueryParam<TOutput>(options: {
     v.string(`${param} must be one URL-encoded JSON string`),
     v.description(description),
     v.examples([example]),
+    v.metadata({ contentMediaType: "application/json", [JSON_SCHEMA_NAME]: schemaName }),
     v.rawTransform<string, TOutput>(({ dataset, config, addIssue, NEVER }) => {
       const result = v.safeParse(parsed, dataset.value, {
         lang: config.lang,

@@ -1,6 +1,6 @@
 import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import type { AppEnv } from "../env";
-import { ApiError, classifyDatabaseError, ERROR_CODES } from "../lib/errors";
+import { ApiError, classifyDatabaseError, ERROR_CODES, problemType } from "../lib/errors";
 import { type FailureContext, logFailure } from "../lib/failure-log";
 import type { ProblemDocument } from "../schemas/problem";
 
@@ -8,7 +8,7 @@ import type { ProblemDocument } from "../schemas/problem";
 export function problemDocument(error: ApiError, requestId: string): ProblemDocument {
   const { title } = ERROR_CODES[error.code];
   return {
-    type: `/docs#error-${error.code.toLowerCase()}`,
+    type: problemType(error.code),
     title,
     status: error.status,
     detail: error.message,

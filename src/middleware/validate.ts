@@ -1,7 +1,25 @@
 import type { StandardSchemaV1 } from "@standard-schema/spec";
+import { type ConversionConfig, toJsonSchema } from "@valibot/to-json-schema";
 import type { Env, ValidationTargets } from "hono";
 import { validator } from "hono-openapi";
 import { toFieldErrors, validationError } from "../lib/validation";
+
+/**
+ * How the document describes a schema the converter leaves blank: a required parameter
+ * (`v.nonOptional`, which only adds the "is required" message) is its wrapped schema.
+ */
+const describeRequired: ConversionConfig["overrideSchema"] = ({ valibotSchema }) => {
+  if (valibotSchema.type !== "non_optional" || !("wrapped" in valibotSchema)) return undefined;
+  const { $schema: _, ...wrapped } = toJsonSchema(
+    valibotSchema.wrapped as Parameters<typeof toJsonSchema>[0],
+    {
+      errorMode: "ignore",
+      typeMode: "input",
+      overrideSchema: describeRequired,
+    },
+  );
+  return wrapped;
+};
 
 /**
  * The one request validator of the service. It validates like `hono-openapi`'s validator (and so
@@ -13,7 +31,12 @@ export function validate<
   Schema extends StandardSchemaV1,
   E extends Env,
 >(target: Target, schema: Schema) {
-  return validator<Schema, Target, E, string>(target, schema, (result) => {
-    if (!result.success) throw validationError(toFieldErrors(result.error));
-  });
+  return validator<Schema, Target, E, string>(
+    target,
+    schema,
+    (result) => {
+      if (!result.success) throw validationError(toFieldErrors(result.error));
+    },
+    { options: { overrideSchema: describeRequired } },
+  );
 }

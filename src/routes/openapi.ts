@@ -4,26 +4,12 @@ import { ProblemSchema } from "../schemas/problem";
 
 const problemContent = { "application/problem+json": { schema: resolver(ProblemSchema) } };
 
-const DESCRIPTIONS: Record<ErrorCode, string> = {
-  VALIDATION_FAILED: "A parameter is invalid; `errors` points at it.",
-  UNAUTHENTICATED: "Missing, malformed or wrong credentials.",
-  CLIENT_TYPE_FORBIDDEN: "Write clients cannot read.",
-  PROJECT_NOT_FOUND: "The project does not exist or this client cannot read it.",
-  NOT_FOUND: "No such endpoint.",
-  METHOD_NOT_ALLOWED: "Only GET and HEAD are supported.",
-  URI_TOO_LONG: "The URL is longer than 8,192 characters.",
-  RATE_LIMITED: "Too many requests; see Retry-After.",
-  INTERNAL: "Unexpected server error.",
-  DATABASE_UNAVAILABLE: "The database is unreachable; see Retry-After.",
-  QUERY_TIMEOUT: "The query exceeded its time budget.",
-};
-
 /** OpenAPI `responses` entries for the problems a route can answer with, keyed by status. */
 export function problemResponses(...codes: ErrorCode[]) {
   const byStatus: Record<string, { description: string; content: typeof problemContent }> = {};
   for (const code of codes) {
     const status = String(ERROR_CODES[code].status);
-    const description = DESCRIPTIONS[code];
+    const description = ERROR_CODES[code].meaning;
     const existing = byStatus[status];
     byStatus[status] = {
       description: existing ? `${existing.description} ${description}` : description,

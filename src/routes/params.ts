@@ -18,9 +18,16 @@ export const OneOfParam = <const Values extends readonly string[]>(
   description: string,
 ) => v.pipe(v.picklist(values, `${param} must be one of ${values.join(", ")}`), v.description(description));
 
-/** `true` or `false`; anything else is a 400 naming `param`. */
+/**
+ * `true` or `false`; anything else is a 400 naming `param`. Query values are text on the wire; the
+ * metadata tells the OpenAPI document (and clients generated from it) that this one is a boolean.
+ */
 export const FlagParam = (param: string, description: string) =>
-  v.pipe(v.picklist(["true", "false"], `${param} must be true or false`), v.description(description));
+  v.pipe(
+    v.picklist(["true", "false"], `${param} must be true or false`),
+    v.metadata({ type: "boolean" }),
+    v.description(description),
+  );
 
 /** The window and filters of every insights route (contract section 2); `/export/charts` reuses them. */
 export const RangeParams = {
@@ -88,6 +95,8 @@ export const WholeNumberParam = (param: string, max: number, description: string
   v.pipe(
     v.string(),
     v.regex(/^\d+$/, `${param} must be a whole number from 1 to ${max}`),
+    // The document shows what the text carries (see FlagParam).
+    v.metadata({ type: "integer", minimum: 1, maximum: max }),
     v.toNumber(),
     v.minValue(1, `${param} must be from 1 to ${max}`),
     v.maxValue(max, `${param} must be from 1 to ${max}`),

@@ -514,17 +514,41 @@ describe("GET /export/charts: caching and documentation", () => {
     expect(notModified.status).toBe(304);
   });
 
-  it("documents the parameters in /openapi.json, JSON parameters as strings", async () => {
+  it("documents the parameters in /openapi.json, JSON parameters by their schemas", async () => {
+    type Parameter = {
+      name: string;
+      schema?: { type?: string; default?: unknown };
+      content?: Record<string, { schema: { $ref: string }; example?: unknown }>;
+    };
     const response = await call<{
-      paths: Record<string, { get?: { parameters?: Array<{ name: string; schema: { type?: string } }> } }>;
+      paths: Record<string, { get?: { parameters?: Parameter[] } }>;
+      components: { schemas: Record<string, { type?: string; items?: { properties?: object } }> };
     }>("/openapi.json");
     const parameters = response.body.paths["/export/charts"]?.get?.parameters ?? [];
-    const byName = new Map(parameters.map((parameter) => [parameter.name, parameter.schema]));
+    const byName = new Map(parameters.map((parameter) => [parameter.name, parameter]));
     for (const name of ["series", "events", "segment", "property", "breakdowns", "limit", "interval"]) {
       expect(byName.has(name), name).toBe(true);
     }
-    expect(byName.get("series")?.type).toBe("string");
-    expect(byName.get("breakdowns")?.type).toBe("string");
+    // JSON travels as one text value; the document describes what that text holds.
+    for (const [name, component] of [
+      ["series", "SeriesList"],
+      ["events", "SeriesList"],
+      ["breakdowns", "BreakdownList"],
+      ["filters", "FilterList"],
+    ]) {
+      const parameter = byName.get(name ?? "");
+      expect(parameter?.schema, name).toBeUndefined();
+      expect(parameter?.content?.["application/json"]?.schema).toEqual({
+        $ref: `#/components/schemas/${component}`,
+      });
+      expect(Array.isArray(parameter?.content?.["application/json"]?.example), name).toBe(true);
+    }
+    expect(response.body.components.schemas.SeriesList?.type).toBe("array");
+    expect(Object.keys(response.body.components.schemas.BreakdownList?.items?.properties ?? {})).toEqual([
+      "name",
+    ]);
+    expect(byName.get("limit")?.schema).toMatchObject({ type: "integer", minimum: 1, default: 50 });
+    expect(byName.get("previous")?.schema).toEqual({ type: "boolean", default: false });
   });
 });
 

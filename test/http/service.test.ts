@@ -2,8 +2,9 @@ import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
 import journal from "../../drizzle/meta/_journal.json";
-import { version } from "../../package.json";
+import packageJson, { version } from "../../package.json";
 import worker from "../../src/index";
+import { ERROR_CODES, type ErrorCode, problemType } from "../../src/lib/errors";
 import { createTenant, credentialHeaders, type Tenant } from "../support/factories";
 import { call, expectProblem, testDatabase } from "../support/worker/http";
 
@@ -236,6 +237,7 @@ describe("GET /openapi.json and /docs", () => {
       Object.entries(response.body.paths).map(([path, item]) => [path, item.get.operationId]),
     );
     expect(ids).toEqual({
+      "/docs/errors": "getErrorReference",
       "/export/charts": "exportCharts",
       "/export/events": "exportEvents",
       "/health": "getHealth",
@@ -281,6 +283,7 @@ describe("GET /openapi.json and /docs", () => {
     const document = response.body;
     expect(document.openapi).toBe("3.1.0");
     expect(Object.keys(document.paths).sort()).toEqual([
+      "/docs/errors",
       "/export/charts",
       "/export/events",
       "/health",
@@ -345,10 +348,79 @@ describe("GET /openapi.json and /docs", () => {
     ]);
   });
 
-  it("serves the interactive reference", async () => {
+  it("serves the interactive reference with its pinned renderer, and names this server", async () => {
     const response = await call<string>("/docs");
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toContain("text/html");
     expect(response.body).toContain("/openapi.json");
+    // The renderer comes from this Worker's assets, never from a CDN.
+    expect(response.body).toContain('<script src="/docs/scalar-api-reference.js"></script>');
+    expect(response.body).not.toMatch(/https?:\/\/[^"']*(jsdelivr|unpkg|scalar\.com)/);
+    const document = await call<{ servers: unknown; info: { license?: { name: string }; version: string } }>(
+      "/openapi.json",
+    );
+    // The origin the document was fetched from (the tests call http://api.test).
+    expect(document.body.servers).toEqual([{ url: "http://api.test" }]);
+    expect(document.body.info.license).toEqual({ name: "UNLICENSED" });
+    expect(document.body.info.version).toBe(packageJson.version);
+  });
+
+  it("types whole-number and true/false parameters as integer and boolean", async () => {
+    type Parameter = { name: string; schema?: Record<string, unknown> };
+    const response = await call<{ paths: Record<string, { get: { parameters?: Parameter[] } }> }>(
+      "/openapi.json",
+    );
+    const schemaOf = (path: string, name: string) =>
+      response.body.paths[path]?.get.parameters?.find((parameter) => parameter.name === name)?.schema;
+    expect(schemaOf("/insights/{projectId}/pages", "limit")).toEqual({
+      type: "integer",
+      minimum: 1,
+      maximum: 1000,
+      default: 10,
+    });
+    expect(schemaOf("/insights/{projectId}/live", "minutes")).toEqual({
+      type: "integer",
+      minimum: 1,
+      maximum: 60,
+      default: 5,
+    });
+    expect(schemaOf("/insights/{projectId}/metrics", "previous")).toEqual({
+      type: "boolean",
+      default: false,
+    });
+    expect(schemaOf("/insights/{projectId}/profiles", "identified")).toEqual({ type: "boolean" });
+    // A required list parameter keeps its schema (it was blank before).
+    expect(schemaOf("/insights/{projectId}/funnel", "steps")).toEqual({
+      anyOf: [{ type: "string" }, { type: "array", items: { type: "string" } }],
+    });
+    // No parameter is left as text with a digits pattern or a true/false enum.
+    for (const item of Object.values(response.body.paths)) {
+      for (const parameter of item.get.parameters ?? []) {
+        expect(parameter.schema?.pattern, parameter.name).not.toBe("^\\d+$");
+        expect(parameter.schema?.enum, parameter.name).not.toEqual(["true", "false"]);
+      }
+    }
+  });
+});
+
+describe("GET /docs/errors: every problem type resolves", () => {
+  it("has an entry, by anchor, for every error code", async () => {
+    const page = await call<string>("/docs/errors");
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-type")).toContain("text/html");
+    for (const [code, { status, title }] of Object.entries(ERROR_CODES)) {
+      const anchor = problemType(code as ErrorCode).split("#")[1];
+      expect(page.body, code).toContain(`<section id="${anchor}">`);
+      expect(page.body, code).toContain(`<h2>${status} ${title} <code>${code}</code></h2>`);
+    }
+  });
+
+  it("is where a real problem's type points", async () => {
+    const problem = await call<{ type: string; code: string }>("/insights/x/metrics");
+    expect(problem.status).toBe(401);
+    expect(problem.body.type).toBe("/docs/errors#unauthenticated");
+    const [pathPart, anchor] = problem.body.type.split("#");
+    const page = await call<string>(pathPart ?? "");
+    expect(page.body).toContain(`id="${anchor}"`);
   });
 });

@@ -11,12 +11,16 @@ import { describe, expect, it } from "vitest";
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
 /** Where mentions are read: prose and the sources that point at each other. */
-const READ = ["README.md", "docs", "src", "scripts", "test", ".ci"];
+const READ = ["README.md", "docs", "src", "scripts", "test", ".ci", "dashboard/src", "client/index.ts"];
 const READ_ENDINGS = [".md", ".ts", ".sql", ".jsonc", ""];
 const SKIP = new Set(["node_modules", "meta"]);
 
-/** A repository path: a top-level folder of ours, then a file with an extension we keep. */
-const MENTION = /\b(?:src|scripts|test|docs|drizzle)\/[A-Za-z0-9_./-]+\.(?:ts|sql|md|json|js)\b/g;
+/**
+ * A repository path: a top-level folder of ours, then a file with an extension we keep. A URL path
+ * (`/docs/scalar-api-reference.js`) starts with a slash and is not one; `./src/…`, `../src/…` are.
+ */
+const MENTION =
+  /(?<![\w-])(?<!(?:^|[^.])\/)(?:src|scripts|test|docs|drizzle|dashboard|client)\/[A-Za-z0-9_./-]+\.(?:ts|sql|md|json|js|css|html|png)\b/g;
 
 function filesUnder(entry: string): string[] {
   const full = path.join(ROOT, entry);

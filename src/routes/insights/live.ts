@@ -9,22 +9,13 @@ import { validate } from "../../middleware/validate";
 import { liveVisitors } from "../../queries/live";
 import { LiveSchema } from "../../schemas/insights";
 import { CACHED_RESPONSE_HEADERS, cachedAnswerResponses } from "../openapi";
+import { WholeNumberParam } from "../params";
 
 /** A live count may be this many seconds old (contract section 9). */
 export const LIVE_FRESH_SECONDS = 10;
 
 const LiveQuery = v.object({
-  minutes: v.optional(
-    v.pipe(
-      v.string(),
-      v.toNumber(),
-      v.integer("minutes must be a whole number"),
-      v.minValue(1, "minutes must be between 1 and 60"),
-      v.maxValue(60, "minutes must be between 1 and 60"),
-      v.description("Look-back window in minutes (1–60)."),
-    ),
-    "5",
-  ),
+  minutes: v.optional(WholeNumberParam("minutes", 60, "Look-back window in minutes (1–60)."), "5"),
 });
 
 export const live = new Hono<AppEnv>().get(

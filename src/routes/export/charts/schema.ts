@@ -116,6 +116,7 @@ export const ChartsQuery = v.object({
     jsonQueryParam({
       param: "series",
       schema: SeriesList,
+      schemaName: "SeriesList",
       expected: "a JSON array of {name, filters?, segment?, property?} objects",
       description: SERIES_DESCRIPTION,
       example:
@@ -126,6 +127,7 @@ export const ChartsQuery = v.object({
     jsonQueryParam({
       param: "events",
       schema: SeriesList,
+      schemaName: "SeriesList",
       expected: "a JSON array of {name, filters?, segment?, property?} objects",
       description: "Alias of `series` (OpenPanel's name); give one of the two.",
       example: '[{"name":"screen_view"}]',
@@ -144,6 +146,7 @@ export const ChartsQuery = v.object({
     jsonQueryParam({
       param: "breakdowns",
       schema: BreakdownList,
+      schemaName: "BreakdownList",
       expected: "a JSON array of {name} objects",
       description: BREAKDOWNS_DESCRIPTION,
       example: '[{"name":"browser"},{"name":"country"}]',
