@@ -19,6 +19,13 @@ function matchesIfNoneMatch(ifNoneMatch: string | undefined, etag: string): bool
 }
 
 /**
+ * The request headers an answer depends on besides its URL: the credentials. Without this a
+ * browser's cache, keyed by URL, would hand an answer fetched with good credentials to a later
+ * request with wrong ones (seen in the dashboard's browser test).
+ */
+export const CREDENTIAL_VARY = "Authorization, openpanel-client-id, openpanel-client-secret";
+
+/**
  * Sends a 200 JSON answer with an ETag, or a 304 when the client already holds it
  * (contract section 9). Every successful JSON response of the API goes through here.
  */
@@ -31,6 +38,8 @@ export async function sendJson(c: Context<AppEnv>, answer: JsonAnswer): Promise<
     "Cache-Control": `private, max-age=${answer.freshFor ?? 0}`,
   };
   if (answer.cacheStatus) headers["Cache-Status"] = answer.cacheStatus;
+  // Appended: the CORS middleware may already vary on Origin.
+  c.header("Vary", CREDENTIAL_VARY, { append: true });
   if (matchesIfNoneMatch(c.req.header("if-none-match"), etag)) {
     return c.body(null, 304, headers);
   }

@@ -31,6 +31,8 @@ describe("KV cache on /live", () => {
     expect(first.status).toBe(200);
     expect(first.headers.get("cache-status")).toBe("analytics-kv; fwd=miss; stored");
     expect(first.headers.get("cache-control")).toBe("private, max-age=10");
+    // A browser's cache must not hand this answer to a request with other credentials.
+    expect(first.headers.get("vary")).toBe("Authorization, openpanel-client-id, openpanel-client-secret");
     // The isolate kept a copy of what it stored: the repeat needs no KV read.
     expect(second.headers.get("cache-status")).toMatch(/^analytics-kv; hit; ttl=(9|10); detail=memory$/);
     expect(second.body).toEqual(first.body);
@@ -98,6 +100,9 @@ describe("KV cache on /live", () => {
     expect(notModified.body).toBe("");
     expect(notModified.headers.get("etag")).toBe(etag);
     expect(notModified.headers.get("cache-control")).toMatch(/^private, max-age=\d+$/);
+    expect(notModified.headers.get("vary")).toBe(
+      "Authorization, openpanel-client-id, openpanel-client-secret",
+    );
     expect(notModified.headers.get("x-request-id")).toBeTruthy();
     const listed = await get(livePath(10), { "If-None-Match": `"other", ${etag}` });
     expect(listed.status).toBe(304);
