@@ -7,6 +7,7 @@ import { handleError, handleNotFound } from "./middleware/errors";
 import { readOnlyMethods } from "./middleware/read-only-methods";
 import { checkRequestShape } from "./middleware/request-limits";
 import { observeRequests } from "./middleware/request-log";
+import { dashboardDemo } from "./routes/dashboard-demo";
 import { errorReference } from "./routes/error-reference";
 import { exportRoutes } from "./routes/export";
 import { health } from "./routes/health";
@@ -29,6 +30,7 @@ export function createApp(): Hono<AppEnv> {
   app.route("/", health);
   app.route("/insights", insights);
   app.route("/export", exportRoutes);
+  app.route("/", dashboardDemo);
   app.route("/", errorReference);
   app.route("/", reference(app));
   return app;

@@ -58,6 +58,16 @@ export default defineConfig({
       }),
       // A statement timeout short enough for a heavy query to hit it.
       workerProject("http-timeout", [TIMEOUT_TESTS], { STATEMENT_TIMEOUT_MS: "150" }),
+      // The reference dashboard in headless Chromium against `wrangler dev` (its own database).
+      {
+        test: {
+          name: "browser",
+          include: ["test/browser/**/*.test.ts"],
+          environment: "node",
+          testTimeout: 60_000,
+          hookTimeout: 300_000,
+        },
+      },
       {
         test: {
           name: "node",

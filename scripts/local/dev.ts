@@ -126,6 +126,7 @@ function printCredentials(base: string): void {
   if (root) {
     log(`  curl -u '${root.id}:${root.secret}' '${base}/insights/demo-2/pages?range=7d'`);
   }
+  log(`  open ${base}/          (the dashboard, signed in as the demo read client)`);
   log(`  open ${base}/docs`);
   log("");
 }
@@ -274,6 +275,15 @@ async function main(): Promise<void> {
     for (const key of FORWARDED_VARS) {
       const value = process.env[key];
       if (value !== undefined && value !== "") vars[key] = value;
+    }
+    // The dashboard at / opens on the demo project with the demo read client (public demo values).
+    const demoRead = DEMO_CLIENTS.find((demo) => demo.type === "read" && demo.projectId === "demo");
+    if (demoRead) {
+      vars.DASHBOARD_DEMO_CLIENT = JSON.stringify({
+        clientId: demoRead.id,
+        clientSecret: demoRead.secret,
+        projectId: "demo",
+      });
     }
 
     // 3. wrangler dev. `--var` beats wrangler.toml and .dev.vars; stdin is not passed on, so

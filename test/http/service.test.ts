@@ -424,3 +424,24 @@ describe("GET /docs/errors: every problem type resolves", () => {
     expect(page.body).toContain(`id="${anchor}"`);
   });
 });
+
+describe("GET /dashboard/demo-client", () => {
+  it("is a plain 404 unless the Worker is given a demo client (only npm run dev does)", async () => {
+    const response = await call<{ code: string; detail: string }>("/dashboard/demo-client");
+    expect(response.status).toBe(404);
+    expect(response.body.code).toBe("NOT_FOUND");
+    expect(response.body.detail).toBe("No endpoint at /dashboard/demo-client.");
+  });
+
+  it("hands out the configured read client, uncached", async () => {
+    const demo = { clientId: "c1", clientSecret: "s1", projectId: "p1" };
+    const response = await callWithBindings("/dashboard/demo-client", {
+      DASHBOARD_DEMO_CLIENT: JSON.stringify(demo),
+    });
+    expect(response.status).toBe(200);
+    expect(JSON.parse(response.text)).toEqual(demo);
+    expect(response.headers.get("cache-control")).toBe("no-store");
+    const broken = await callWithBindings("/dashboard/demo-client", { DASHBOARD_DEMO_CLIENT: "{not json" });
+    expect(broken.status).toBe(404);
+  });
+});

@@ -1,4 +1,5 @@
 import type { TestProject } from "vitest/node";
+import { buildAssets } from "../../scripts/assets/build";
 import { migrateDatabase } from "../../scripts/db/apply-migrations";
 import { createScratchDatabase } from "../../scripts/db/scratch-database";
 import { startRelay } from "../../scripts/local/relay";
@@ -10,6 +11,8 @@ import { startRelay } from "../../scripts/local/relay";
  * the Neon driver needs to reach them.
  */
 export async function setup(project: TestProject): Promise<() => Promise<void>> {
+  // The Worker's static assets (wrangler.toml `[assets]`): workerd serves them in the http tier.
+  await buildAssets();
   const database = await createScratchDatabase("api_test");
   await migrateDatabase(database.url);
   // A second database standing in for a read replica (test/http/read-replica.test.ts).

@@ -1,0 +1,198 @@
+import { existsSync, mkdirSync } from "node:fs";
+import path from "node:path";
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type BenchServer, startBenchServer } from "../../scripts/bench/server";
+import { migrateDatabase } from "../../scripts/db/apply-migrations";
+import { createScratchDatabase, type ScratchDatabase } from "../../scripts/db/scratch-database";
+import { DEMO_CLIENTS } from "../../scripts/seed/demo-fixtures";
+import { seedDatabase } from "../../scripts/seed/loader";
+
+/**
+ * The reference dashboard (dashboard/, served at / from the Worker's static assets) in a real
+ * browser: Debian's Chromium driven by playwright-core, against `wrangler dev` on a seeded
+ * database of its own. What the page shows is checked against the API's own answers.
+ */
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+// CI installs Chromium (.ci/run); a laptop without it skips this file rather than fail.
+const canRun = existsSync(CHROMIUM) || process.env.CI === "true";
+const SCREENSHOT = path.resolve(process.env.DASHBOARD_SCREENSHOT ?? ".wrangler/dashboard.png");
+const PANELS = ["metrics", "pages", "referrer_name", "country", "device", "browser", "utm_source", "charts"];
+
+const demoRead = DEMO_CLIENTS.find((client) => client.type === "read" && client.projectId === "demo");
+if (!demoRead) throw new Error("the demo read client is missing from the fixtures");
+const headers = { "openpanel-client-id": demoRead.id, "openpanel-client-secret": demoRead.secret };
+
+let database: ScratchDatabase;
+let server: BenchServer;
+let browser: Browser;
+
+async function api<T>(
+  pathAndQuery: string,
+  init: RequestInit = { headers },
+): Promise<{ status: number; body: T }> {
+  const response = await fetch(`${server.base}${pathAndQuery}`, init);
+  return { status: response.status, body: (await response.json()) as T };
+}
+
+/** Which panel an API request feeds, by its path (undefined for requests that take no filters). */
+function panelOf(url: URL): string | undefined {
+  if (url.pathname === "/export/charts") return "charts";
+  const match = /^\/insights\/demo\/([a-z_]+)$/.exec(url.pathname);
+  const name = match?.[1];
+  return name && PANELS.includes(name) ? name : undefined;
+}
+
+async function waitForBoard(page: Page): Promise<void> {
+  await page.waitForFunction(
+    () => document.querySelector("#board")?.getAttribute("data-loading") === "false",
+    null,
+    {
+      timeout: 30_000,
+    },
+  );
+}
+
+async function signIn(page: Page, secret: string): Promise<void> {
+  await page.goto(server.base);
+  await page.getByLabel("Client id").fill(demoRead?.id ?? "");
+  await page.getByLabel("Client secret").fill(secret);
+  await page.locator("#login-project").fill("demo");
+  await page.getByRole("button", { name: "Open the dashboard" }).click();
+}
+
+async function tileValues(page: Page): Promise<Record<string, number>> {
+  const pairs = await page
+    .locator(".tile")
+    .evaluateAll((tiles) =>
+      tiles.map((tile) => [(tile as HTMLElement).dataset.metric, (tile as HTMLElement).dataset.value]),
+    );
+  return Object.fromEntries(pairs.map(([metric, value]) => [String(metric), Number(value)]));
+}
+
+async function tableRows(page: Page, panel: string): Promise<Array<[string, string]>> {
+  return page
+    .locator(`[data-panel="${panel}"] tbody tr`)
+    .evaluateAll((rows) =>
+      rows.map((row) => [row.children[0]?.firstChild?.textContent ?? "", row.children[1]?.textContent ?? ""]),
+    );
+}
+
+describe.skipIf(!canRun)("the dashboard in Chromium", () => {
+  let context: BrowserContext;
+  let page: Page;
+
+  beforeAll(async () => {
+    database = await createScratchDatabase("dashboard");
+    await migrateDatabase(database.url);
+    await seedDatabase(database.url, { events: 20_000, days: 30, seed: 11, reset: false });
+    mkdirSync(".wrangler", { recursive: true });
+    server = await startBenchServer(database.url, ".wrangler/dashboard-test-wrangler.log");
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      // As root in a container, and on a machine whose network is closed: no sandbox, no
+      // background connections that would be refused.
+      args: [
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+      ],
+    });
+    context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
+    page = await context.newPage();
+  }, 300_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+    await database?.drop();
+  });
+
+  it("signs in with the demo read client and shows the numbers of /metrics and the breakdowns", async () => {
+    await signIn(page, demoRead.secret);
+    await waitForBoard(page);
+    expect(await page.locator("#error").isHidden()).toBe(true);
+    expect(new URL(page.url()).searchParams.get("project")).toBe("demo");
+
+    const metrics = await api<{ metrics: Record<string, number> }>(
+      "/insights/demo/metrics?range=30d&previous=true",
+    );
+    expect(metrics.status).toBe(200);
+    expect(await tileValues(page)).toEqual(metrics.body.metrics);
+    expect(metrics.body.metrics.total_sessions).toBeGreaterThan(0);
+
+    const countries = await api<Array<{ name: string | null; sessions: number }>>(
+      "/insights/demo/country?range=30d&limit=10",
+    );
+    expect(await tableRows(page, "country")).toEqual(
+      countries.body.map((row) => [row.name ?? "(not set)", row.sessions.toLocaleString("en-US")]),
+    );
+    // The visitors/sessions chart and the event chart drew (uPlot canvases).
+    expect(await page.locator("#series-chart canvas").count()).toBe(1);
+    expect(await page.locator("#event-chart canvas").count()).toBe(1);
+    const live = await api<{ visitors: number }>("/insights/demo/live");
+    expect(await page.locator("#live").textContent()).toBe(
+      `${live.body.visitors} visitors in the last 5 minutes`,
+    );
+  });
+
+  it("filters every panel by a clicked country, keeps it in the URL, and saves a screenshot", async () => {
+    const requested = new Map<string, URL>();
+    page.on("request", (request) => {
+      const url = new URL(request.url());
+      const panel = panelOf(url);
+      if (panel) requested.set(panel, url);
+    });
+    const firstCountry = page.locator('[data-panel="country"] tbody tr').first();
+    const country = await firstCountry.getAttribute("data-value");
+    expect(country).toMatch(/^[A-Z]{2}$/);
+    await firstCountry.click();
+    await waitForBoard(page);
+
+    const filter = [{ name: "country", operator: "is", value: [country] }];
+    expect(JSON.parse(new URL(page.url()).searchParams.get("filters") ?? "[]")).toEqual(filter);
+    expect(await page.locator("#chips li").count()).toBe(1);
+    expect([...requested.keys()].sort()).toEqual([...PANELS].sort());
+    for (const [panel, url] of requested) {
+      expect(JSON.parse(url.searchParams.get("filters") ?? "[]"), panel).toEqual(filter);
+    }
+
+    const filters = encodeURIComponent(JSON.stringify(filter));
+    const metrics = await api<{ metrics: Record<string, number> }>(
+      `/insights/demo/metrics?range=30d&filters=${filters}`,
+    );
+    expect(await tileValues(page)).toEqual(metrics.body.metrics);
+    expect(await tableRows(page, "country")).toEqual([
+      [country ?? "", metrics.body.metrics.total_sessions?.toLocaleString("en-US") ?? ""],
+    ]);
+
+    // The URL alone reopens the same view.
+    await page.reload();
+    await waitForBoard(page);
+    expect(await page.locator("#chips li").allTextContents()).toEqual([`country is ${country}×`]);
+    expect(await tileValues(page)).toEqual(metrics.body.metrics);
+
+    await page.screenshot({ path: SCREENSHOT, fullPage: true });
+    expect(existsSync(SCREENSHOT)).toBe(true);
+  });
+
+  it("shows the API's own message for a wrong secret and stays on the sign-in form", async () => {
+    // The same tab, whose HTTP cache holds the answers fetched with the right secret: they must
+    // not be reused for the wrong one (the answers vary on the credential headers).
+    await page.getByRole("button", { name: "Sign out" }).click();
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    await signIn(page, "not-the-secret");
+    await page.locator("#error").waitFor({ state: "visible" });
+    const refused = await api<{ detail: string }>("/insights/demo/metrics?range=30d", {
+      headers: { ...headers, "openpanel-client-secret": "not-the-secret" },
+    });
+    expect(refused.status).toBe(401);
+    expect(await page.locator("#error").textContent()).toBe(refused.body.detail);
+    expect(await page.locator("#login").isVisible()).toBe(true);
+    expect(await page.locator("#board").isHidden()).toBe(true);
+  });
+});
