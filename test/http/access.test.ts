@@ -184,6 +184,50 @@ describe("rate limiting", () => {
     expect((await hit(path, other, "3")).status).toBe(200);
   });
 
+  it("keeps the limiter off the answer's path while the budget has room, and still counts the request", async () => {
+    const client = await ownClient();
+    const path = `/insights/${tenant.projectId}/live`;
+    // The first request waits for the limiter: the isolate knows nothing of this budget yet.
+    const first = await hit(path, client, "100");
+    expect(first.headers.get("ratelimit-remaining")).toBe("99");
+
+    // A limiter that answers only when the test lets it: the request must not wait for it.
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let asked = 0;
+    const heldLimiter = {
+      idFromName: (name: string) => env.RATE_LIMITER.idFromName(name),
+      get: (id: DurableObjectId) => ({
+        hit: async (limit: number, windowMs: number) => {
+          asked++;
+          await held;
+          return env.RATE_LIMITER.get(id).hit(limit, windowMs);
+        },
+      }),
+    } as unknown as Env["RATE_LIMITER"];
+    const ctx = createExecutionContext();
+    const second = await worker.fetch(
+      new Request(`http://api.test${path}`, { headers: credentialHeaders(client) }),
+      { ...env, RATE_LIMIT_PER_10S: "100", RATE_LIMITER: heldLimiter },
+      ctx,
+    );
+    expect(second.status).toBe(200);
+    expect(second.headers.get("ratelimit-remaining")).toBe("98");
+    expect(asked).toBe(1);
+    release();
+    await second.text();
+    await waitOnExecutionContext(ctx);
+
+    // The limiter itself counted the request answered without it: two before this count, and
+    // this one makes three (a fourth, from here, leaves 96).
+    const third = await hit(path, client, "100");
+    expect(third.headers.get("ratelimit-remaining")).toBe("97");
+    const limiter = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(client.id));
+    expect((await limiter.hit(100, 10_000)).remaining).toBe(96);
+  });
+
   it("counts a client verified in this isolate before its secret is checked: past the budget, no verification", async () => {
     const client = await ownClient();
     const path = `/insights/${tenant.projectId}/live`;
