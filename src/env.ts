@@ -1,4 +1,5 @@
 import type { DatabaseHandle } from "./db/client";
+import type { StreamReport } from "./lib/export-format";
 import type { RequestTiming } from "./lib/request-timing";
 
 /** Worker bindings: the `Env` that `wrangler types` writes to worker-configuration.d.ts, completed in src/bindings.d.ts. */
@@ -30,6 +31,8 @@ export interface AppVariables {
   timing?: RequestTiming;
   /** Opened lazily by `useDatabase`; absent until a query needs it. */
   database?: DatabaseHandle;
+  /** Set by a streamed export: what it sent, once its body has ended (for the request's log line). */
+  streamed?: Promise<StreamReport & { rows: number }>;
   client: AuthenticatedClient;
   project: ReadableProject;
 }

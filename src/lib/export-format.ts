@@ -108,10 +108,16 @@ export function streamFailureText(format: Exclude<ExportFormat, "json">, failure
   return csvLine(["#error", code, status, message, requestId, after, cursor]);
 }
 
+/** How a stream ended, and the bytes it handed to the runtime (for the request's log line). */
+export interface StreamReport {
+  bytes: number;
+  outcome: "complete" | "failed" | "cancelled";
+}
+
 export interface BatchStream {
   body: ReadableStream<Uint8Array>;
   /** Settles once the stream is closed, has failed or was cancelled by the client. */
-  finished: Promise<void>;
+  finished: Promise<StreamReport>;
 }
 
 /**
@@ -127,10 +133,17 @@ export interface BatchStream {
  */
 export function streamBatches(batches: TextBatches): BatchStream {
   const encoder = new TextEncoder();
-  let settle: () => void = () => {};
-  const finished = new Promise<void>((resolve) => {
-    settle = resolve;
+  let bytes = 0;
+  let resolveFinished: (report: StreamReport) => void = () => {};
+  const finished = new Promise<StreamReport>((resolve) => {
+    resolveFinished = resolve;
   });
+  const settle = (outcome: StreamReport["outcome"]) => resolveFinished({ bytes, outcome });
+  const send = (controller: ReadableStreamDefaultController<Uint8Array>, text: string) => {
+    const chunk = encoder.encode(text);
+    bytes += chunk.byteLength;
+    controller.enqueue(chunk);
+  };
   let sentFirst = false;
   // After a cancel (the client went away) a batch still in flight is dropped, not reported.
   let cancelled = false;
@@ -141,14 +154,14 @@ export function streamBatches(batches: TextBatches): BatchStream {
     async pull(controller) {
       if (failed) {
         controller.error(failed.error);
-        settle();
+        settle("failed");
         return;
       }
       try {
         if (!sentFirst) {
           sentFirst = true;
           if (batches.first !== "") {
-            controller.enqueue(encoder.encode(batches.first));
+            send(controller, batches.first);
             return;
           }
         }
@@ -158,33 +171,33 @@ export function streamBatches(batches: TextBatches): BatchStream {
           if (cancelled) return;
           if (text === undefined) {
             controller.close();
-            settle();
+            settle("complete");
             return;
           }
           if (text !== "") {
-            controller.enqueue(encoder.encode(text));
+            send(controller, text);
             return;
           }
         }
       } catch (error) {
         if (cancelled) {
-          settle();
+          settle("cancelled");
           return;
         }
         batches.onError(error);
         const record = await batches.failure?.(error);
         if (record) {
-          controller.enqueue(encoder.encode(record));
+          send(controller, record);
           failed = { error };
           return;
         }
         controller.error(error);
-        settle();
+        settle("failed");
       }
     },
     cancel() {
       cancelled = true;
-      settle();
+      settle("cancelled");
     },
   });
   return { body, finished };

@@ -22,7 +22,9 @@ export function serverTimingValue(
  * One structured JSON log line per request (request id, route pattern, project, status,
  * duration, database time and queries, cache status) and a `Server-Timing` header on every
  * answer, so an operator can tell from `wrangler tail` or the Workers logs where the time went.
- * A streamed body's queries after its headers are not in them. Never the URL or its query
+ * A streamed export logs its line when the body ends: the rows and bytes it sent, how it ended
+ * (`complete`, `failed`, `cancelled` by the client), the whole duration and database time, and
+ * `headersMs` (what `Server-Timing`, sent before the body, could say). Never the URL or its query
  * string, which carry the caller's filters.
  */
 export const observeRequests: MiddlewareHandler<AppEnv> = async (c, next) => {
@@ -44,19 +46,38 @@ export const observeRequests: MiddlewareHandler<AppEnv> = async (c, next) => {
   // named here: the same ones CORS allows.
   const allowedOrigin = c.res.headers.get("Access-Control-Allow-Origin");
   if (allowedOrigin) c.res.headers.set("Timing-Allow-Origin", allowedOrigin);
-  console.log(
-    JSON.stringify({
-      event: "request",
-      requestId: c.get("requestId"),
-      method: c.req.method,
-      // After `next()` the route index is that of the handler that answered.
-      route: routePath(c),
-      projectId: c.get("project")?.id,
-      status: c.res.status,
-      durationMs,
-      databaseMs: timing.databaseMs,
-      queries: timing.queries,
-      cache: cacheStatus ?? undefined,
-    }),
+  const line = {
+    event: "request",
+    requestId: c.get("requestId"),
+    method: c.req.method,
+    // After `next()` the route index is that of the handler that answered.
+    route: routePath(c),
+    projectId: c.get("project")?.id,
+    status: c.res.status,
+    durationMs,
+    databaseMs: timing.databaseMs,
+    queries: timing.queries,
+    cache: cacheStatus ?? undefined,
+  };
+  const streamed = c.get("streamed");
+  if (!streamed) {
+    console.log(JSON.stringify(line));
+    return;
+  }
+  c.executionCtx.waitUntil(
+    streamed.then(({ rows, bytes, outcome }) =>
+      console.log(
+        JSON.stringify({
+          ...line,
+          durationMs: Date.now() - startedAt,
+          headersMs: durationMs,
+          databaseMs: timing.databaseMs,
+          queries: timing.queries,
+          rows,
+          bytes,
+          stream: outcome,
+        }),
+      ),
+    ),
   );
 };

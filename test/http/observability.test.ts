@@ -94,4 +94,29 @@ describe("request observability", () => {
     expect(line).toMatchObject({ status: 401, route: "/insights/:projectId/*" });
     expect(JSON.stringify(line)).not.toContain("leaked-value");
   });
+
+  it("a streamed export logs its line when the body ends: rows and bytes sent, how it ended, all its queries", async () => {
+    const log = vi.spyOn(console, "log").mockImplementation(() => {});
+    const response = await call<string>(`/export/events?format=csv&startDate=2026-05-01&endDate=2026-05-01`, {
+      headers: credentialHeaders(tenant.read),
+    });
+    expect(response.status).toBe(200);
+    const body = response.body;
+    // A header row and the tenant's one event.
+    expect(body.split("\n").filter((line) => line !== "")).toHaveLength(2);
+    const requestId = response.headers.get("x-request-id");
+    const line = await vi.waitFor(() => logLineOf(log, requestId));
+    expect(line).toMatchObject({
+      event: "request",
+      route: "/export/events",
+      projectId: tenant.projectId,
+      status: 200,
+      rows: 1,
+      bytes: new TextEncoder().encode(body).byteLength,
+      stream: "complete",
+    });
+    // The whole stream took at least as long as its headers, and counted every query.
+    expect(Number(line.durationMs)).toBeGreaterThanOrEqual(Number(line.headersMs));
+    expect(Number(line.queries)).toBeGreaterThan(0);
+  });
 });

@@ -144,5 +144,10 @@ export async function answerStream(
     },
   });
   closeDatabaseAfterStream(c, stream.finished);
+  // `sent` counts the records handed to the stream by the time it ends.
+  c.set(
+    "streamed",
+    stream.finished.then((report) => ({ ...report, rows: sent })),
+  );
   return c.body(stream.body, 200, headers);
 }
