@@ -58,11 +58,13 @@ export default defineConfig({
       }),
       // A statement timeout short enough for a heavy query to hit it.
       workerProject("http-timeout", [TIMEOUT_TESTS], { STATEMENT_TIMEOUT_MS: "150" }),
-      // The reference dashboard in headless Chromium against `wrangler dev` (its own database).
+      // End to end against `wrangler dev` on a seeded database of its own: the reference dashboard
+      // in headless Chromium, and the README's examples in sh.
       {
         test: {
           name: "browser",
           include: ["test/browser/**/*.test.ts"],
+          globalSetup: ["./test/support/browser/global-setup.ts"],
           environment: "node",
           testTimeout: 60_000,
           hookTimeout: 300_000,

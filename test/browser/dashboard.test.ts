@@ -1,17 +1,14 @@
 import { existsSync, mkdirSync } from "node:fs";
 import path from "node:path";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type BenchServer, startBenchServer } from "../../scripts/bench/server";
-import { migrateDatabase } from "../../scripts/db/apply-migrations";
-import { createScratchDatabase, type ScratchDatabase } from "../../scripts/db/scratch-database";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { DEMO_CLIENTS } from "../../scripts/seed/demo-fixtures";
-import { seedDatabase } from "../../scripts/seed/loader";
 
 /**
  * The reference dashboard (dashboard/, served at / from the Worker's static assets) in a real
  * browser: Debian's Chromium driven by playwright-core, against `wrangler dev` on a seeded
- * database of its own. What the page shows is checked against the API's own answers.
+ * database of its own (test/support/browser/global-setup.ts). What the page shows is checked
+ * against the API's own answers.
  */
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
@@ -24,8 +21,7 @@ const demoRead = DEMO_CLIENTS.find((client) => client.type === "read" && client.
 if (!demoRead) throw new Error("the demo read client is missing from the fixtures");
 const headers = { "openpanel-client-id": demoRead.id, "openpanel-client-secret": demoRead.secret };
 
-let database: ScratchDatabase;
-let server: BenchServer;
+const server = { base: inject("e2eBase") };
 let browser: Browser;
 
 async function api<T>(
@@ -84,11 +80,7 @@ describe.skipIf(!canRun)("the dashboard in Chromium", () => {
   let page: Page;
 
   beforeAll(async () => {
-    database = await createScratchDatabase("dashboard");
-    await migrateDatabase(database.url);
-    await seedDatabase(database.url, { events: 20_000, days: 30, seed: 11, reset: false });
-    mkdirSync(".wrangler", { recursive: true });
-    server = await startBenchServer(database.url, ".wrangler/dashboard-test-wrangler.log");
+    mkdirSync(path.dirname(SCREENSHOT), { recursive: true });
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       // As root in a container, and on a machine whose network is closed: no sandbox, no
@@ -104,12 +96,10 @@ describe.skipIf(!canRun)("the dashboard in Chromium", () => {
     });
     context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
     page = await context.newPage();
-  }, 300_000);
+  }, 60_000);
 
   afterAll(async () => {
     await browser?.close();
-    await server?.stop();
-    await database?.drop();
   });
 
   it("signs in with the demo read client and shows the numbers of /metrics and the breakdowns", async () => {

@@ -11,5 +11,7 @@ declare module "vitest" {
     relayProxy: string;
     /** PGlite has one session for all connections: tests that need two concurrent sessions skip. */
     embeddedDatabase: boolean;
+    /** The end-to-end tier's Worker under `wrangler dev` on a seeded database (test/browser). */
+    e2eBase: string;
   }
 }

@@ -15,7 +15,9 @@ describe("the typed client (client/index.ts)", () => {
     expect([...parsed.keys()]).toEqual(["range", "limit", "previous", "filters", "steps", "steps"]);
     expect(parsed.get("limit")).toBe("10");
     expect(parsed.get("previous")).toBe("true");
-    expect(JSON.parse(parsed.get("filters") ?? "")).toEqual([{ name: "country", operator: "is", value: ["SE"] }]);
+    expect(JSON.parse(parsed.get("filters") ?? "")).toEqual([
+      { name: "country", operator: "is", value: ["SE"] },
+    ]);
     expect(parsed.getAll("steps")).toEqual(["signup", "purchase"]);
   });
 
