@@ -147,7 +147,8 @@ function condition(filter: Filter, { expression, numeric }: Operand): SQL {
 /**
  * One filter over a dimension's value as the rollups store it (`name`: empty strings and NULL both
  * NULL, "not set"). It matches what the filter matches on the sessions, except where a session's
- * value is "" rather than NULL; `dimensionFilter` (insights/model.ts) keeps those filters off the rollups. Pass
+ * value is "" rather than NULL; `dimensionFilter` (insights/model.ts) keeps those filters off the
+ * rollups (a value that is "", a `regex` not known to miss the empty text). Pass
  * the column itself where there is one: `is` then stays an index condition (`name in (…)`).
  */
 export function dimensionValueCondition(filter: Filter, value: SQL | PgColumn): SQL {
@@ -274,23 +275,25 @@ const INVALID_REGEX = "2201B";
 /**
  * Checks every `regex` pattern with Postgres itself (POSIX semantics, not JavaScript's): one query
  * for all of them, and, only when that fails, one per pattern to name the culprit. An invalid
- * pattern is a 400 at `<pathPrefix>/<index>/value`.
+ * pattern is a 400 at `<pathPrefix>/<index>/value`. The same query tells whether a pattern matches
+ * the empty text, the one case the rollups (which store "" as not set) cannot answer: it resolves
+ * to that (false without regex filters).
  */
 export async function assertValidRegexes(
   db: Database,
   filters: Filter[],
   pathPrefix = "filters",
-): Promise<void> {
+): Promise<boolean> {
   const patterns = filters.flatMap((filter) =>
     filter.operator === "regex" ? filter.values.map((value) => ({ filter, pattern: String(value) })) : [],
   );
-  if (patterns.length === 0) return;
+  if (patterns.length === 0) return false;
   // One text[] parameter: up to 2000 patterns would exceed Postgres' 1664 select-list entries.
   const list = sql`${sql.param(patterns.map(({ pattern }) => pattern))}::text[]`;
-  const all = sql`select count(*) from unnest(${list}) as p(pattern) where '' ~ p.pattern`;
+  const all = sql`select count(*)::int as matches from unnest(${list}) as p(pattern) where '' ~ p.pattern`;
   try {
-    await db.execute(all);
-    return;
+    const result = await db.execute<{ matches: number }>(all);
+    return Number(result.rows[0]?.matches ?? 0) > 0;
   } catch (error) {
     if (postgresError(error)?.code !== INVALID_REGEX) throw error;
   }
@@ -307,4 +310,6 @@ export async function assertValidRegexes(
       );
     }
   }
+  // Each pattern passed alone after all of them failed together: not known, so not the rollups.
+  return true;
 }

@@ -25,6 +25,11 @@ export interface SessionScope {
   projectTimezone: string;
   /** Whether the hourly rollups may answer (the ROLLUPS switch); they do only when they cover the request. */
   rollups: boolean;
+  /**
+   * Whether a `regex` filter's pattern matches the empty text, as Postgres found when it checked
+   * the patterns (`assertValidRegexes`). Only `false` lets a regex filter use the rollups.
+   */
+  regexMatchesEmpty?: boolean;
 }
 
 /** Metrics that came from sketches rather than exact counts (`meta.approximate`). */
@@ -168,7 +173,8 @@ export interface DimensionFilter {
  * The request's filter when the rollups can answer it: one filter on a breakdown dimension, its
  * operator applied to the dimension's values as the rollups store them, or `path is` one path or
  * `name is` one event name. Rollups store "" and NULL alike as not set, so a filter that tells them
- * apart stays on the exact path: a `regex` (it may match ""), and any value that is "". A session
+ * apart stays on the exact path: any value that is "", and a `regex` unless its patterns are known
+ * not to match "" (`regexMatchesEmpty`); the regex then runs over the stored values. A session
  * counts under each of its paths and names, so the rows of several values do not add up to the
  * sessions with any of them: only one value is answered so.
  */
@@ -176,7 +182,8 @@ export function dimensionFilter(scope: SessionScope): DimensionFilter | undefine
   const [filter, ...more] = scope.filters;
   if (!filter || more.length > 0) return undefined;
   const { field } = filter;
-  if (filter.operator === "regex" || filter.values.some((value) => String(value) === "")) return undefined;
+  if (filter.operator === "regex" && scope.regexMatchesEmpty !== false) return undefined;
+  if (filter.values.some((value) => String(value) === "")) return undefined;
   if (field.kind !== "column") return undefined;
   if (isMultiValuedDimension(field.column)) {
     return filter.operator === "is" && filter.values.length === 1

@@ -32,8 +32,8 @@ export async function answerList<Row>(
   const { page, cacheKey: key, next: nextCursor } = await offsetPage(c, route, scope.fingerprint, query);
   const answer = await readThrough(c, key, freshnessFor(scope.range), async () => {
     const db = useDatabase(c);
-    await assertValidRegexes(db, scope.filters);
-    const rows = await fetchRows(db, sessionScopeOf(scope, project.id), page);
+    const regexMatchesEmpty = await assertValidRegexes(db, scope.filters);
+    const rows = await fetchRows(db, sessionScopeOf(scope, project.id, regexMatchesEmpty), page);
     return { rows: rows.slice(0, page.limit), hasMore: rows.length > page.limit };
   });
   const next = await nextCursor(answer.value.hasMore);

@@ -32,18 +32,15 @@ function seriesOf(buckets: number[], values: SessionMetrics[], timezone: string)
  */
 export function answerMetrics(c: Context<AppEnv>, scope: InsightsScope): Promise<CachedAnswer<MetricsBody>> {
   const project = c.get("project");
-  const { range, filters, rollups, projectTimezone } = scope;
+  const { range, filters } = scope;
   return cacheKey(project.id, "metrics", scope.fingerprint).then((key) =>
     readThrough(c, key, freshnessFor(range), async (): Promise<MetricsBody> => {
       const db = useDatabase(c);
-      await assertValidRegexes(db, filters);
-      const current = sessionMetrics(db, sessionScopeOf(scope, project.id), range.buckets);
+      const regexMatchesEmpty = await assertValidRegexes(db, filters);
+      const sessionScope = sessionScopeOf(scope, project.id, regexMatchesEmpty);
+      const current = sessionMetrics(db, sessionScope, range.buckets);
       const previous = range.previous
-        ? sessionMetrics(
-            db,
-            { projectId: project.id, window: range.previous.window, filters, rollups, projectTimezone },
-            range.previous.buckets,
-          )
+        ? sessionMetrics(db, { ...sessionScope, window: range.previous.window }, range.previous.buckets)
         : undefined;
       const [now, before] = await Promise.all([current, previous]);
       return {

@@ -65,13 +65,17 @@ export const pagePerformanceRoute = new Hono<AppEnv>().get(
       freshnessFor(scope.range),
       async (): Promise<PagePerformanceBody> => {
         const db = useDatabase(c);
-        await assertValidRegexes(db, scope.filters);
-        const { total, rows } = await pagePerformance(db, sessionScopeOf(scope, project.id), {
-          search,
-          sortBy: query.sortBy,
-          sortOrder: query.sortOrder,
-          page,
-        });
+        const regexMatchesEmpty = await assertValidRegexes(db, scope.filters);
+        const { total, rows } = await pagePerformance(
+          db,
+          sessionScopeOf(scope, project.id, regexMatchesEmpty),
+          {
+            search,
+            sortBy: query.sortBy,
+            sortOrder: query.sortOrder,
+            page,
+          },
+        );
         const shown = rows.slice(0, page.limit).map((row) => ({
           ...row,
           seo_signals: {

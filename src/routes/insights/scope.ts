@@ -105,14 +105,22 @@ export function resolveInsightsScope(
   };
 }
 
-/** The scope as the session queries take it. */
-export function sessionScopeOf(scope: InsightsScope, projectId: string): SessionScope {
+/**
+ * The scope as the session queries take it; `regexMatchesEmpty` is what `assertValidRegexes`
+ * found (left out, regex filters stay on the exact path).
+ */
+export function sessionScopeOf(
+  scope: InsightsScope,
+  projectId: string,
+  regexMatchesEmpty?: boolean,
+): SessionScope {
   return {
     projectId,
     window: scope.range.window,
     filters: scope.filters,
     rollups: scope.rollups,
     projectTimezone: scope.projectTimezone,
+    ...(regexMatchesEmpty === undefined ? {} : { regexMatchesEmpty }),
   };
 }
 
