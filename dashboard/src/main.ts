@@ -31,6 +31,7 @@ const ui = {
   live: byId<HTMLSpanElement>("live"),
   seriesChart: byId<HTMLDivElement>("series-chart"),
   eventName: byId<HTMLSelectElement>("event-name"),
+  eventBy: byId<HTMLSelectElement>("event-by"),
   eventChart: byId<HTMLDivElement>("event-chart"),
 };
 const panel = (name: string) =>
@@ -116,6 +117,22 @@ async function loadBreakdown(client: AnalyticsClient, dimension: Dimension, load
   );
 }
 
+/** Fills a picker with `values` (after a first "none" option when `none` is given). */
+function fillPicker(select: HTMLSelectElement, values: string[], selected: string, none?: string): void {
+  const option = (value: string, label: string) => {
+    const node = document.createElement("option");
+    node.value = value;
+    node.textContent = label;
+    node.selected = value === selected;
+    return node;
+  };
+  select.replaceChildren(
+    ...(none === undefined ? [] : [option("", none)]),
+    ...values.map((value) => option(value, value)),
+  );
+}
+
+/** The event picker from the discovery names, then the property picker and the chart. */
 async function loadEventNames(client: AnalyticsClient, load: number): Promise<void> {
   const names = need(
     await client.GET("/insights/{projectId}/events/names", {
@@ -124,14 +141,24 @@ async function loadEventNames(client: AnalyticsClient, load: number): Promise<vo
   );
   if (load !== generation) return;
   if (!state.event || !names.includes(state.event)) state.event = names[0] ?? "";
-  ui.eventName.replaceChildren(
-    ...names.map((name) => {
-      const option = document.createElement("option");
-      option.value = option.textContent = name;
-      option.selected = name === state.event;
-      return option;
-    }),
-  );
+  fillPicker(ui.eventName, names, state.event);
+  await loadEventProperties(client, load);
+}
+
+/** The properties the chosen event carries (discovery), to break its chart down by one of them. */
+async function loadEventProperties(client: AnalyticsClient, load: number): Promise<void> {
+  const keys = state.event
+    ? need(
+        await client.GET("/insights/{projectId}/events/properties", {
+          params: { path: { projectId: state.project }, query: { eventName: state.event } },
+        }),
+      )
+        .properties.filter((row) => row.event_name === state.event)
+        .map((row) => `properties.${row.property_key}`)
+    : [];
+  if (load !== generation) return;
+  if (!keys.includes(state.by)) state.by = "";
+  fillPicker(ui.eventBy, keys, state.by, "nothing");
   await loadEventChart(client, load);
 }
 
@@ -146,6 +173,7 @@ async function loadEventChart(client: AnalyticsClient, load: number): Promise<vo
         query: {
           projectId: state.project,
           series: [{ name: state.event }],
+          ...(state.by ? { breakdowns: [{ name: state.by }], limit: 5 } : {}),
           interval: state.range === "today" ? "hour" : "day",
           ...window_(),
         },
@@ -153,10 +181,15 @@ async function loadEventChart(client: AnalyticsClient, load: number): Promise<vo
     }),
   );
   if (load !== generation) return;
-  const series = chart.series[0];
-  drawLines(ui.eventChart, series?.data.map((point) => point.date) ?? [], [
-    { label: state.event, values: series?.data.map((point) => point.count) ?? [] },
-  ]);
+  const dates = chart.series[0]?.data.map((point) => point.date) ?? [];
+  drawLines(
+    ui.eventChart,
+    dates,
+    chart.series.map((series) => ({
+      label: series.names.slice(1).join(" · ") || series.names[0] || state.event,
+      values: series.data.map((point) => point.count),
+    })),
+  );
 }
 
 async function refreshLive(client: AnalyticsClient): Promise<void> {
@@ -265,11 +298,16 @@ ui.range.addEventListener("change", () => {
   void loadBoard();
 });
 ui.project.addEventListener("change", () => {
-  state = { ...state, project: ui.project.value.trim(), filters: [], event: "" };
+  state = { ...state, project: ui.project.value.trim(), filters: [], event: "", by: "" };
   void loadBoard();
 });
 ui.eventName.addEventListener("change", () => {
-  state = { ...state, event: ui.eventName.value };
+  state = { ...state, event: ui.eventName.value, by: "" };
+  history.replaceState(null, "", stateUrl(state));
+  if (api) loadEventProperties(api, generation).catch(showError);
+});
+ui.eventBy.addEventListener("change", () => {
+  state = { ...state, by: ui.eventBy.value };
   history.replaceState(null, "", stateUrl(state));
   if (api) loadEventChart(api, generation).catch(showError);
 });

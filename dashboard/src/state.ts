@@ -6,6 +6,8 @@ export interface BoardState {
   range: string;
   filters: Filter[];
   event: string;
+  /** A property of `event` its chart is broken down by (`properties.<key>`), or "". */
+  by: string;
 }
 
 export interface Credentials {
@@ -34,6 +36,7 @@ export function readState(location: Location): BoardState {
     range: (RANGES as readonly string[]).includes(range) ? range : "30d",
     filters: parseFilters(query.get("filters")),
     event: query.get("event") ?? "",
+    by: query.get("by") ?? "",
   };
 }
 
@@ -41,6 +44,7 @@ export function stateUrl(state: BoardState): string {
   const query = new URLSearchParams({ project: state.project, range: state.range });
   if (state.filters.length > 0) query.set("filters", JSON.stringify(state.filters));
   if (state.event) query.set("event", state.event);
+  if (state.by) query.set("by", state.by);
   return `?${query.toString()}`;
 }
 

@@ -170,6 +170,48 @@ describe.skipIf(!canRun)("the dashboard in Chromium", () => {
     expect(existsSync(SCREENSHOT)).toBe(true);
   });
 
+  it("charts an event broken down by one of its properties, both picked from the discovery routes", async () => {
+    const discovered = await api<{ properties: Array<{ property_key: string; event_name: string }> }>(
+      "/insights/demo/events/properties",
+    );
+    const pick = discovered.body.properties[0];
+    expect(pick).toBeDefined();
+    const event = pick?.event_name ?? "";
+    const by = `properties.${pick?.property_key}`;
+    await page.selectOption("#event-name", event);
+    await page.waitForFunction(
+      (value) =>
+        Array.from(document.querySelectorAll<HTMLOptionElement>("#event-by option")).some(
+          (option) => option.value === value,
+        ),
+      by,
+    );
+    const charted = page.waitForResponse((response) => {
+      const url = new URL(response.url());
+      return url.pathname === "/export/charts" && url.searchParams.get("breakdowns") !== null;
+    });
+    await page.selectOption("#event-by", by);
+    const response = await charted;
+    const url = new URL(response.url());
+    expect(JSON.parse(url.searchParams.get("series") ?? "")).toEqual([{ name: event }]);
+    expect(JSON.parse(url.searchParams.get("breakdowns") ?? "")).toEqual([{ name: by }]);
+    expect(new URL(page.url()).searchParams.get("by")).toBe(by);
+    // The legend names the API's series, in its order.
+    const chart = await api<{ series: Array<{ names: string[] }> }>(`${url.pathname}${url.search}`);
+    expect(chart.body.series.length).toBeGreaterThan(0);
+    // (uPlot's legend lists the x series too only in its live mode; the lines are its last rows.)
+    const expected = chart.body.series.map((series) => series.names.slice(1).join(" · "));
+    await page.waitForFunction((labels) => {
+      const shown = Array.from(document.querySelectorAll("#event-chart .u-legend .u-series .u-label"));
+      return (
+        JSON.stringify(shown.slice(-labels.length).map((node) => node.textContent)) === JSON.stringify(labels)
+      );
+    }, expected);
+    const legend = await page.locator("#event-chart .u-legend .u-series .u-label").allTextContents();
+    expect(legend.slice(-expected.length)).toEqual(expected);
+    expect(legend.length).toBeLessThanOrEqual(expected.length + 1);
+  });
+
   it("shows the API's own message for a wrong secret and stays on the sign-in form", async () => {
     // The same tab, whose HTTP cache holds the answers fetched with the right secret: they must
     // not be reused for the wrong one (the answers vary on the credential headers).
