@@ -16,7 +16,8 @@ const DESCRIPTION = `Read-only analytics API: metrics, live visitors, pages, bre
 project. Wire-compatible with OpenPanel's public read API.
 
 Authenticate with the headers \`openpanel-client-id\` and \`openpanel-client-secret\`, or HTTP Basic
-auth with the id and secret. Every error is \`application/problem+json\` (RFC 9457).`;
+auth with the id and secret. Every error is \`application/problem+json\` (RFC 9457); its \`type\`
+links to its entry on [the errors page](/docs/errors).`;
 
 /** `/openapi.json` and `/docs`; both describe `app`, the fully wired service. */
 export function reference(app: Hono<AppEnv>) {
