@@ -196,7 +196,8 @@ async function refreshLive(client: AnalyticsClient): Promise<void> {
   const answer = need(
     await client.GET("/insights/{projectId}/live", { params: { path: { projectId: state.project } } }),
   );
-  ui.live.textContent = `${formatInteger(answer.visitors)} visitors in the last 5 minutes`;
+  const noun = answer.visitors === 1 ? "visitor" : "visitors";
+  ui.live.textContent = `${formatInteger(answer.visitors)} ${noun} in the last 5 minutes`;
 }
 
 function renderChips(): void {

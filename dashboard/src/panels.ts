@@ -53,6 +53,9 @@ export function renderTiles(target: HTMLElement, current: Metrics, previous: Met
           `change${good === undefined ? "" : good ? " up" : " down"}`,
         );
         tile.append(note);
+      } else if (previous) {
+        // A change from 0 has no percentage (the demo data's previous period is empty).
+        tile.append(element("div", "0 in the previous period", "change"));
       }
       return tile;
     }),

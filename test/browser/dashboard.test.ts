@@ -108,12 +108,33 @@ describe.skipIf(!canRun)("the dashboard in Chromium", () => {
     expect(await page.locator("#error").isHidden()).toBe(true);
     expect(new URL(page.url()).searchParams.get("project")).toBe("demo");
 
-    const metrics = await api<{ metrics: Record<string, number> }>(
-      "/insights/demo/metrics?range=30d&previous=true",
-    );
+    const metrics = await api<{
+      metrics: Record<string, number>;
+      previous: { metrics: Record<string, number> };
+    }>("/insights/demo/metrics?range=30d&previous=true");
     expect(metrics.status).toBe(200);
     expect(await tileValues(page)).toEqual(metrics.body.metrics);
     expect(metrics.body.metrics.total_sessions).toBeGreaterThan(0);
+    // Each tile's change against the previous period, as the API's two periods give it.
+    const changes = await page
+      .locator(".tile")
+      .evaluateAll((tiles) =>
+        tiles.map((tile) => [
+          (tile as HTMLElement).dataset.metric,
+          tile.querySelector(".change")?.textContent,
+        ]),
+      );
+    const decimal = new Intl.NumberFormat("en-US", { maximumFractionDigits: 2 });
+    for (const [metric, text] of changes) {
+      const now = metrics.body.metrics[metric ?? ""] ?? 0;
+      const before = metrics.body.previous.metrics[metric ?? ""] ?? 0;
+      const change = ((now - before) / before) * 100;
+      const expected =
+        before === 0
+          ? "0 in the previous period"
+          : `${change > 0 ? "+" : ""}${decimal.format(change)} % vs previous period`;
+      expect({ metric, text }).toEqual({ metric, text: expected });
+    }
 
     const countries = await api<Array<{ name: string | null; sessions: number }>>(
       "/insights/demo/country?range=30d&limit=10",
@@ -126,7 +147,7 @@ describe.skipIf(!canRun)("the dashboard in Chromium", () => {
     expect(await page.locator("#event-chart canvas").count()).toBe(1);
     const live = await api<{ visitors: number }>("/insights/demo/live");
     expect(await page.locator("#live").textContent()).toBe(
-      `${live.body.visitors} visitors in the last 5 minutes`,
+      `${live.body.visitors} ${live.body.visitors === 1 ? "visitor" : "visitors"} in the last 5 minutes`,
     );
   });
 
