@@ -42,6 +42,11 @@ let api: AnalyticsClient | undefined;
 let liveTimer: number | undefined;
 /** Each load has a number; answers of an older load are dropped (the user changed something). */
 let generation = 0;
+/**
+ * The event panel's own requests are numbered too: a pick of an event or a property starts new
+ * ones without a new load, and an older answer arriving later must not draw over a newer one.
+ */
+const latest = { properties: 0, chart: 0 };
 
 /** A failed answer as the API explains it (problem+json `detail`), or the status. */
 class ProblemError extends Error {
@@ -147,6 +152,7 @@ async function loadEventNames(client: AnalyticsClient, load: number): Promise<vo
 
 /** The properties the chosen event carries (discovery), to break its chart down by one of them. */
 async function loadEventProperties(client: AnalyticsClient, load: number): Promise<void> {
+  const request = ++latest.properties;
   const keys = state.event
     ? need(
         await client.GET("/insights/{projectId}/events/properties", {
@@ -156,13 +162,14 @@ async function loadEventProperties(client: AnalyticsClient, load: number): Promi
         .properties.filter((row) => row.event_name === state.event)
         .map((row) => `properties.${row.property_key}`)
     : [];
-  if (load !== generation) return;
+  if (load !== generation || request !== latest.properties) return;
   if (!keys.includes(state.by)) state.by = "";
   fillPicker(ui.eventBy, keys, state.by, "nothing");
   await loadEventChart(client, load);
 }
 
 async function loadEventChart(client: AnalyticsClient, load: number): Promise<void> {
+  const request = ++latest.chart;
   if (!state.event) {
     renderMessage(ui.eventChart, "No events in this project yet.", "empty");
     return;
@@ -180,7 +187,7 @@ async function loadEventChart(client: AnalyticsClient, load: number): Promise<vo
       },
     }),
   );
-  if (load !== generation) return;
+  if (load !== generation || request !== latest.chart) return;
   const dates = chart.series[0]?.data.map((point) => point.date) ?? [];
   drawLines(
     ui.eventChart,
