@@ -7,6 +7,7 @@ import {
   type Credentials,
   describeFilter,
   filterFor,
+  parseRange,
   readState,
   sameFilter,
   stateUrl,
@@ -70,7 +71,7 @@ function showError(error: unknown): void {
   if (error instanceof ProblemError && error.status === 401) signOut(false);
 }
 
-const window_ = () => ({ range: state.range as "30d", filters: state.filters });
+const window_ = () => ({ range: state.range, filters: state.filters });
 
 async function loadMetrics(client: AnalyticsClient, load: number): Promise<void> {
   const projectId = state.project;
@@ -302,7 +303,7 @@ ui.login.addEventListener("submit", (event) => {
 });
 ui.controls.addEventListener("submit", (event) => event.preventDefault());
 ui.range.addEventListener("change", () => {
-  state = { ...state, range: ui.range.value };
+  state = { ...state, range: parseRange(ui.range.value) };
   void loadBoard();
 });
 ui.project.addEventListener("change", () => {

@@ -1,9 +1,12 @@
 import type { Filter } from "../../client";
 
 /** What the board shows; all of it lives in the URL, so a link reopens the same view. */
+export const RANGES = ["today", "7d", "30d", "3m", "12m"] as const;
+export type BoardRange = (typeof RANGES)[number];
+
 export interface BoardState {
   project: string;
-  range: string;
+  range: BoardRange;
   filters: Filter[];
   event: string;
   /** A property of `event` its chart is broken down by (`properties.<key>`), or "". */
@@ -16,7 +19,9 @@ export interface Credentials {
 }
 
 const CREDENTIALS_KEY = "analytics-dashboard-credentials";
-export const RANGES = ["today", "7d", "30d", "3m", "12m"] as const;
+/** A range of the picker; anything else is the default, the last 30 days. */
+export const parseRange = (value: string | null): BoardRange =>
+  RANGES.find((range) => range === value) ?? "30d";
 
 function parseFilters(text: string | null): Filter[] {
   if (!text) return [];
@@ -30,10 +35,9 @@ function parseFilters(text: string | null): Filter[] {
 
 export function readState(location: Location): BoardState {
   const query = new URLSearchParams(location.search);
-  const range = query.get("range") ?? "30d";
   return {
     project: query.get("project") ?? "",
-    range: (RANGES as readonly string[]).includes(range) ? range : "30d",
+    range: parseRange(query.get("range")),
     filters: parseFilters(query.get("filters")),
     event: query.get("event") ?? "",
     by: query.get("by") ?? "",
