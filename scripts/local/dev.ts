@@ -16,7 +16,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { migrateDatabase } from "../db/apply-migrations";
-import { DEMO_CLIENTS, hasDemoProject } from "../seed/demo-fixtures";
+import { DEMO_CLIENTS, DEMO_READ_CLIENT, hasDemoProject } from "../seed/demo-fixtures";
 import { seedDatabase } from "../seed/loader";
 import { DEFAULT_DATA_DIR, type EmbeddedDatabase, startEmbeddedDatabase } from "./embedded";
 import { type Relay, startRelay } from "./relay";
@@ -112,17 +112,14 @@ function printCredentials(base: string): void {
       demo.projectId !== null ? `project ${demo.projectId}` : `organization ${demo.organizationId}`;
     log(`  ${demo.type.padEnd(5)} ${scope.padEnd(25)} id ${demo.id}  secret ${demo.secret}`);
   }
-  const read = DEMO_CLIENTS.find((demo) => demo.type === "read" && demo.projectId === "demo");
   const root = DEMO_CLIENTS.find((demo) => demo.type === "root");
   log("");
   log("Try:");
   log(`  curl ${base}/health`);
-  if (read) {
-    const headers = `-H 'openpanel-client-id: ${read.id}' -H 'openpanel-client-secret: ${read.secret}'`;
-    log(`  curl ${headers} ${base}/insights/demo/live`);
-    log(`  curl ${headers} '${base}/insights/demo/metrics?range=30d'`);
-    log(`  curl ${headers} '${base}/export/events?limit=5&includes=geo,device'`);
-  }
+  const headers = `-H 'openpanel-client-id: ${DEMO_READ_CLIENT.id}' -H 'openpanel-client-secret: ${DEMO_READ_CLIENT.secret}'`;
+  log(`  curl ${headers} ${base}/insights/demo/live`);
+  log(`  curl ${headers} '${base}/insights/demo/metrics?range=30d'`);
+  log(`  curl ${headers} '${base}/export/events?limit=5&includes=geo,device'`);
   if (root) {
     log(`  curl -u '${root.id}:${root.secret}' '${base}/insights/demo-2/pages?range=7d'`);
   }
@@ -277,14 +274,11 @@ async function main(): Promise<void> {
       if (value !== undefined && value !== "") vars[key] = value;
     }
     // The dashboard at / opens on the demo project with the demo read client (public demo values).
-    const demoRead = DEMO_CLIENTS.find((demo) => demo.type === "read" && demo.projectId === "demo");
-    if (demoRead) {
-      vars.DASHBOARD_DEMO_CLIENT = JSON.stringify({
-        clientId: demoRead.id,
-        clientSecret: demoRead.secret,
-        projectId: "demo",
-      });
-    }
+    vars.DASHBOARD_DEMO_CLIENT = JSON.stringify({
+      clientId: DEMO_READ_CLIENT.id,
+      clientSecret: DEMO_READ_CLIENT.secret,
+      projectId: DEMO_READ_CLIENT.projectId,
+    });
 
     // 3. wrangler dev. `--var` beats wrangler.toml and .dev.vars; stdin is not passed on, so
     // Ctrl-C reaches this process (and wrangler) as a signal instead of a keypress.

@@ -76,6 +76,13 @@ export const DEMO_CLIENTS: ReadonlyArray<DemoClient> = [
   },
 ];
 
+/** The read client of the `demo` project: what `npm run dev` opens the dashboard with. */
+export const DEMO_READ_CLIENT: DemoClient = (() => {
+  const read = DEMO_CLIENTS.find((demo) => demo.type === "read" && demo.projectId === "demo");
+  if (!read) throw new Error("the demo fixtures have no read client of the demo project");
+  return read;
+})();
+
 /**
  * Upserts the demo organizations, projects and clients. Idempotent: a client's stored hash is kept
  * when it still verifies the demo secret, so rerunning changes no rows.

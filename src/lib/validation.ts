@@ -1,4 +1,5 @@
 import type { StandardSchemaV1 } from "@standard-schema/spec";
+import { type ConversionConfig, toJsonSchema } from "@valibot/to-json-schema";
 import * as v from "valibot";
 import { ApiError, type FieldError } from "./errors";
 
@@ -111,4 +112,16 @@ export function jsonQueryParam<TOutput>(options: {
       return NEVER;
     }),
   );
+}
+
+/**
+ * The JSON Schema of what a caller writes for `schema` (input mode: a pipe stops at its first
+ * transform), without `$schema`, for the OpenAPI document; actions it cannot express are left out.
+ */
+export function inputJsonSchema(
+  schema: v.GenericSchema,
+  config: Pick<ConversionConfig, "target" | "overrideSchema"> = {},
+): Record<string, unknown> {
+  const { $schema: _, ...json } = toJsonSchema(schema, { errorMode: "ignore", typeMode: "input", ...config });
+  return json;
 }

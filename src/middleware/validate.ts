@@ -1,8 +1,9 @@
 import type { StandardSchemaV1 } from "@standard-schema/spec";
-import { type ConversionConfig, toJsonSchema } from "@valibot/to-json-schema";
+import type { ConversionConfig } from "@valibot/to-json-schema";
 import type { Env, ValidationTargets } from "hono";
 import { validator } from "hono-openapi";
-import { toFieldErrors, validationError } from "../lib/validation";
+import type * as v from "valibot";
+import { inputJsonSchema, toFieldErrors, validationError } from "../lib/validation";
 
 /**
  * How the document describes a schema the converter leaves blank: a required parameter
@@ -10,15 +11,7 @@ import { toFieldErrors, validationError } from "../lib/validation";
  */
 const describeRequired: ConversionConfig["overrideSchema"] = ({ valibotSchema }) => {
   if (valibotSchema.type !== "non_optional" || !("wrapped" in valibotSchema)) return undefined;
-  const { $schema: _, ...wrapped } = toJsonSchema(
-    valibotSchema.wrapped as Parameters<typeof toJsonSchema>[0],
-    {
-      errorMode: "ignore",
-      typeMode: "input",
-      overrideSchema: describeRequired,
-    },
-  );
-  return wrapped;
+  return inputJsonSchema(valibotSchema.wrapped as v.GenericSchema, { overrideSchema: describeRequired });
 };
 
 /**

@@ -2,7 +2,6 @@ import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import * as v from "valibot";
 import type { AppEnv } from "../env";
-import { ApiError } from "../lib/errors";
 
 const DemoClient = v.object({
   clientId: v.pipe(v.string(), v.minLength(1)),
@@ -28,9 +27,8 @@ export const dashboardDemo = new Hono<AppEnv>().get(
       parsed = undefined;
     }
     const demo = v.safeParse(DemoClient, parsed);
-    if (!demo.success) {
-      throw new ApiError({ code: "NOT_FOUND", detail: `No endpoint at ${new URL(c.req.url).pathname}.` });
-    }
+    // The app's own 404, as for any path without a route.
+    if (!demo.success) return c.notFound();
     c.header("Cache-Control", "no-store");
     return c.json(demo.output);
   },

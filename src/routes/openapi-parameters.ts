@@ -1,6 +1,5 @@
-import { toJsonSchema } from "@valibot/to-json-schema";
 import type { OpenAPIV3_1 } from "openapi-types";
-import { JSON_QUERY_SCHEMAS, JSON_SCHEMA_NAME } from "../lib/validation";
+import { inputJsonSchema, JSON_QUERY_SCHEMAS, JSON_SCHEMA_NAME } from "../lib/validation";
 
 type Document = OpenAPIV3_1.Document;
 /** A parameter or schema as the generator writes it (a JSON object; the fields read are checked). */
@@ -14,12 +13,7 @@ type Schema = Record<string, unknown>;
 function componentSchema(name: string): Schema {
   const schema = JSON_QUERY_SCHEMAS.get(name);
   if (!schema) throw new Error(`no JSON query schema named ${name}`);
-  const { $schema: _, ...json } = toJsonSchema(schema, {
-    errorMode: "ignore",
-    typeMode: "input",
-    target: "draft-2020-12",
-  }) as Schema;
-  return json;
+  return inputJsonSchema(schema, { target: "draft-2020-12" });
 }
 
 /**

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import path from "node:path";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { DEMO_CLIENTS } from "../../scripts/seed/demo-fixtures";
+import { DEMO_READ_CLIENT } from "../../scripts/seed/demo-fixtures";
 
 /**
  * The reference dashboard (dashboard/, served at / from the Worker's static assets) in a real
@@ -17,8 +17,7 @@ const canRun = existsSync(CHROMIUM) || process.env.CI === "true";
 const SCREENSHOT = path.resolve(process.env.DASHBOARD_SCREENSHOT ?? ".wrangler/dashboard.png");
 const PANELS = ["metrics", "pages", "referrer_name", "country", "device", "browser", "utm_source", "charts"];
 
-const demoRead = DEMO_CLIENTS.find((client) => client.type === "read" && client.projectId === "demo");
-if (!demoRead) throw new Error("the demo read client is missing from the fixtures");
+const demoRead = DEMO_READ_CLIENT;
 const headers = { "openpanel-client-id": demoRead.id, "openpanel-client-secret": demoRead.secret };
 
 const server = { base: inject("e2eBase") };
@@ -52,7 +51,7 @@ async function waitForBoard(page: Page): Promise<void> {
 
 async function signIn(page: Page, secret: string): Promise<void> {
   await page.goto(server.base);
-  await page.getByLabel("Client id").fill(demoRead?.id ?? "");
+  await page.getByLabel("Client id").fill(demoRead.id);
   await page.getByLabel("Client secret").fill(secret);
   await page.locator("#login-project").fill("demo");
   await page.getByRole("button", { name: "Open the dashboard" }).click();

@@ -6,11 +6,10 @@ import type { RangePreset } from "../../lib/range";
 import { freshnessFor, readThrough } from "../../middleware/cache";
 import { useDatabase } from "../../middleware/database";
 import { sendJson } from "../../middleware/send-json";
-import { assertValidRegexes } from "../../queries/filter-conditions";
 import type { Page, SessionScope } from "../../queries/insights/model";
 import { CursorParam, LimitParam, RangeParams, type RangeQuery } from "../params";
 import { offsetPage } from "./offset-page";
-import { resolveInsightsScope, sessionScopeOf, windowHeaders } from "./scope";
+import { checkedSessionScope, resolveInsightsScope, windowHeaders } from "./scope";
 
 /** Query of the ranked insights lists: the shared range parameters plus `cursor`/`limit`. */
 export const ListQuery = v.object({ ...RangeParams, limit: LimitParam(10), cursor: CursorParam });
@@ -32,8 +31,7 @@ export async function answerList<Row>(
   const { page, cacheKey: key, next: nextCursor } = await offsetPage(c, route, scope.fingerprint, query);
   const answer = await readThrough(c, key, freshnessFor(scope.range), async () => {
     const db = useDatabase(c);
-    const regexMatchesEmpty = await assertValidRegexes(db, scope.filters);
-    const rows = await fetchRows(db, sessionScopeOf(scope, project.id, regexMatchesEmpty), page);
+    const rows = await fetchRows(db, await checkedSessionScope(db, scope, project.id), page);
     return { rows: rows.slice(0, page.limit), hasMore: rows.length > page.limit };
   });
   const next = await nextCursor(answer.value.hasMore);

@@ -3,7 +3,6 @@ import type { AppEnv } from "../../env";
 import { formatInstant } from "../../lib/timezone";
 import { type CachedAnswer, cacheKey, freshnessFor, readThrough } from "../../middleware/cache";
 import { useDatabase } from "../../middleware/database";
-import { assertValidRegexes } from "../../queries/filter-conditions";
 import { sessionMetrics } from "../../queries/insights/metrics";
 import {
   type ApproximateMetric,
@@ -12,7 +11,7 @@ import {
   type SessionMetrics,
 } from "../../queries/insights/model";
 import type { MetricsBody } from "../../schemas/insights";
-import { type InsightsScope, sessionScopeOf } from "./scope";
+import { checkedSessionScope, type InsightsScope } from "./scope";
 
 /** The metrics either period took from sketches. */
 function approximateMetrics(...answers: Array<MetricsAnswer | undefined>): ApproximateMetric[] {
@@ -32,12 +31,11 @@ function seriesOf(buckets: number[], values: SessionMetrics[], timezone: string)
  */
 export function answerMetrics(c: Context<AppEnv>, scope: InsightsScope): Promise<CachedAnswer<MetricsBody>> {
   const project = c.get("project");
-  const { range, filters } = scope;
+  const { range } = scope;
   return cacheKey(project.id, "metrics", scope.fingerprint).then((key) =>
     readThrough(c, key, freshnessFor(range), async (): Promise<MetricsBody> => {
       const db = useDatabase(c);
-      const regexMatchesEmpty = await assertValidRegexes(db, filters);
-      const sessionScope = sessionScopeOf(scope, project.id, regexMatchesEmpty);
+      const sessionScope = await checkedSessionScope(db, scope, project.id);
       const current = sessionMetrics(db, sessionScope, range.buckets);
       const previous = range.previous
         ? sessionMetrics(db, { ...sessionScope, window: range.previous.window }, range.previous.buckets)

@@ -7,13 +7,12 @@ import { freshnessFor, readThrough } from "../../middleware/cache";
 import { useDatabase } from "../../middleware/database";
 import { sendJson } from "../../middleware/send-json";
 import { validate } from "../../middleware/validate";
-import { assertValidRegexes } from "../../queries/filter-conditions";
 import { PERFORMANCE_SORTS, pagePerformance } from "../../queries/insights/page-performance";
 import { type PagePerformanceBody, PagePerformanceResponse } from "../../schemas/insights";
 import { cachedAnswerResponses, LIST_RESPONSE_HEADERS } from "../openapi";
 import { CursorParam, LimitParam, OneOfParam, RangeParams } from "../params";
 import { offsetPage } from "./offset-page";
-import { resolveInsightsScope, sessionScopeOf, windowHeaders } from "./scope";
+import { checkedSessionScope, resolveInsightsScope, windowHeaders } from "./scope";
 
 const PerformanceQuery = v.object({
   ...RangeParams,
@@ -65,17 +64,12 @@ export const pagePerformanceRoute = new Hono<AppEnv>().get(
       freshnessFor(scope.range),
       async (): Promise<PagePerformanceBody> => {
         const db = useDatabase(c);
-        const regexMatchesEmpty = await assertValidRegexes(db, scope.filters);
-        const { total, rows } = await pagePerformance(
-          db,
-          sessionScopeOf(scope, project.id, regexMatchesEmpty),
-          {
-            search,
-            sortBy: query.sortBy,
-            sortOrder: query.sortOrder,
-            page,
-          },
-        );
+        const { total, rows } = await pagePerformance(db, await checkedSessionScope(db, scope, project.id), {
+          search,
+          sortBy: query.sortBy,
+          sortOrder: query.sortOrder,
+          page,
+        });
         const shown = rows.slice(0, page.limit).map((row) => ({
           ...row,
           seo_signals: {

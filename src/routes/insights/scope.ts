@@ -1,4 +1,5 @@
 import type { Context } from "hono";
+import type { Database } from "../../db/client";
 import type { AppEnv } from "../../env";
 import { type Filter, normalizeFilters } from "../../lib/filter-parser";
 import {
@@ -11,6 +12,7 @@ import {
 } from "../../lib/range";
 import { given } from "../../lib/validation";
 import type { ActivitySource } from "../../queries/analyses/activity-source";
+import { assertValidRegexes } from "../../queries/filter-conditions";
 import type { SessionScope } from "../../queries/insights/model";
 import { type RangeQuery, rollupsAllowed } from "../params";
 
@@ -122,6 +124,18 @@ export function sessionScopeOf(
     projectTimezone: scope.projectTimezone,
     ...(regexMatchesEmpty === undefined ? {} : { regexMatchesEmpty }),
   };
+}
+
+/**
+ * The session scope of a request whose regex patterns Postgres has checked (a 400 for an invalid
+ * one); the same check says whether a pattern matches "", which decides if the rollups may answer.
+ */
+export async function checkedSessionScope(
+  db: Database,
+  scope: InsightsScope,
+  projectId: string,
+): Promise<SessionScope> {
+  return sessionScopeOf(scope, projectId, await assertValidRegexes(db, scope.filters));
 }
 
 /**
