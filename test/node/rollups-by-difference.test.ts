@@ -16,6 +16,7 @@ import { BREAKDOWN_DIMENSIONS, DIMENSION_PREFIXES } from "../../src/lib/dimensio
 import { startOfLocalDay } from "../../src/lib/timezone";
 import { createOrganization, createProject, type EventInput, insertEvents } from "../support/factories";
 import { testDatabase } from "../support/node/database";
+import { expectedBitStrings, storedBitStrings } from "../support/node/session-bits";
 import { storedSketches } from "../support/node/sketches";
 import { generateTraffic, shuffled } from "../support/traffic";
 
@@ -335,7 +336,8 @@ async function storedPageUnits(projectId: string) {
 
 /**
  * Every table kept by difference holds what a project's sessions and pages give, in its timezone:
- * the pairs, the pages per value, and the session and page rows per hour and per local day.
+ * the pairs, the pages per value, the session and page rows per hour and per local day, and the
+ * bit strings per local day.
  */
 async function expectExact(projectId: string, timezone = "UTC"): Promise<void> {
   expect(await storedPairs(projectId)).toEqual(await expectedPairs(projectId, timezone));
@@ -351,6 +353,10 @@ async function expectExact(projectId: string, timezone = "UTC"): Promise<void> {
     hours: await expectedPageUnits(projectId, HOURS),
     days: await expectedPageUnits(projectId, localDay),
   });
+  // The bit strings per day over sessions, rebuilt for each touched day.
+  const bits = await expectedBitStrings(database.db, projectId, timezone);
+  expect(bits.values.size).toBeGreaterThan(0);
+  expect(await storedBitStrings(database.db, projectId)).toEqual(bits);
 }
 
 describe("rollups maintained by difference", () => {

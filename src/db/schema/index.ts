@@ -7,4 +7,5 @@ export * from "./events";
 export * from "./profile-activity";
 export * from "./profile-summaries";
 export * from "./rollups";
+export * from "./session-bits";
 export * from "./sketches";

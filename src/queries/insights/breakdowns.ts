@@ -6,6 +6,7 @@ import { sessionColumn } from "../columns";
 import { rankOrder } from "../sql-helpers";
 import {
   type BreakdownRow,
+  bitStringFilters,
   breakdownRollupsCover,
   type Page,
   pairRollupsFilter,
@@ -13,14 +14,16 @@ import {
   toBreakdownRow,
 } from "./model";
 import { pairBreakdown } from "./pair-breakdown";
+import { rankedBreakdown } from "./ranked-rows";
 import { rolledUpBreakdown } from "./rollups";
+import { bitStringsCover, maskedBreakdownRows } from "./session-bits";
 import { metricColumns, sessionsInScope } from "./session-scope";
 
 /**
  * Sessions grouped by one of their attributes (the first event's). Empty strings count as
  * "not set" together with NULL, so direct traffic is one row named null.
  */
-export function sessionBreakdown(
+export async function sessionBreakdown(
   db: Database,
   scope: SessionScope,
   dimension: BreakdownDimension,
@@ -31,6 +34,12 @@ export function sessionBreakdown(
     return rolledUpBreakdown(db, scope, dimension, withPrefix, page);
   const pairFilter = pairRollupsFilter(scope, dimension);
   if (pairFilter) return pairBreakdown(db, scope, pairFilter, dimension, withPrefix, page);
+  const combined = bitStringFilters(scope);
+  if (combined && (await bitStringsCover(db, scope, []))) {
+    // The rows are the page already (and one more); ranked again, from their start.
+    const rows = maskedBreakdownRows(scope, combined, dimension, page);
+    return rankedBreakdown(db, rows, withPrefix, { offset: 0, limit: page.limit });
+  }
   return exactBreakdown(db, scope, dimension, page);
 }
 

@@ -170,28 +170,56 @@ export interface DimensionFilter {
 }
 
 /**
- * The request's filter when the rollups can answer it: one filter on a breakdown dimension, its
- * operator applied to the dimension's values as the rollups store them, or `path is` one path or
- * `name is` one event name. Rollups store "" and NULL alike as not set, so a filter that tells them
- * apart stays on the exact path: any value that is "", and a `regex` unless its patterns are known
- * not to match "" (`regexMatchesEmpty`); the regex then runs over the stored values. A session
- * counts under each of its paths and names, so the rows of several values do not add up to the
- * sessions with any of them: only one value is answered so.
+ * Whether rows per dimension value answer `filter`: its operator applied to the dimension's values
+ * as the rollups store them. Rollups store "" and NULL alike as not set, so a filter that tells them
+ * apart does not qualify: any value that is "", and a `regex` unless its patterns are known not to
+ * match "" (`regexMatchesEmpty`); the regex then runs over the stored values.
+ */
+function rolledUpValues(scope: SessionScope, filter: Filter): boolean {
+  if (filter.operator === "regex" && scope.regexMatchesEmpty !== false) return false;
+  return !filter.values.some((value) => String(value) === "");
+}
+
+/** A filter on one of the 18 breakdown dimensions whose values the rollups answer. */
+function sessionAttributeFilter(scope: SessionScope, filter: Filter): DimensionFilter | undefined {
+  const { field } = filter;
+  if (field.kind !== "column" || field.scope !== "session" || !isBreakdownDimension(field.column))
+    return undefined;
+  return rolledUpValues(scope, filter) ? { dimension: field.column, filter } : undefined;
+}
+
+/**
+ * The request's filter when the rollups can answer it: one filter on a breakdown dimension
+ * (sessionAttributeFilter), or `path is` one path or `name is` one event name. A session counts
+ * under each of its paths and names, so the rows of several values do not add up to the sessions
+ * with any of them: only one value is answered so.
  */
 export function dimensionFilter(scope: SessionScope): DimensionFilter | undefined {
   const [filter, ...more] = scope.filters;
   if (!filter || more.length > 0) return undefined;
   const { field } = filter;
-  if (filter.operator === "regex" && scope.regexMatchesEmpty !== false) return undefined;
-  if (filter.values.some((value) => String(value) === "")) return undefined;
-  if (field.kind !== "column") return undefined;
-  if (isMultiValuedDimension(field.column)) {
-    return filter.operator === "is" && filter.values.length === 1
+  if (field.kind === "column" && isMultiValuedDimension(field.column)) {
+    return filter.operator === "is" && filter.values.length === 1 && rolledUpValues(scope, filter)
       ? { dimension: field.column, filter }
       : undefined;
   }
-  if (field.scope !== "session" || !isBreakdownDimension(field.column)) return undefined;
-  return { dimension: field.column, filter };
+  return sessionAttributeFilter(scope, filter);
+}
+
+/** The most filters one request combines from the bit strings per day. */
+export const MAX_BIT_STRING_FILTERS = 3;
+
+/**
+ * The filters when the bit strings per day over sessions answer (session-bits.ts): two or three
+ * filters, each on one of the 18 breakdown dimensions with the rules of one filter, two of them on
+ * the same dimension included. One filter has the rollups; paths and event names are not in the
+ * strings.
+ */
+export function bitStringFilters(scope: SessionScope): DimensionFilter[] | undefined {
+  if (!scope.rollups || scope.filters.length < 2 || scope.filters.length > MAX_BIT_STRING_FILTERS)
+    return undefined;
+  const filters = scope.filters.map((filter) => sessionAttributeFilter(scope, filter));
+  return filters.every((filter) => filter !== undefined) ? filters : undefined;
 }
 
 /**

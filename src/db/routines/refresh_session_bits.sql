@@ -1,0 +1,82 @@
+-- refresh_session_bits(rebuild_all): the bit strings per project day over the day's sessions
+-- (session_day_bits, session_day_slices) of the sessions refresh_session_rollups
+-- (src/db/routines/refresh_session_rollups.sql) has just derived. It calls this after the day
+-- rollups and before it records each project's timezone in rollup_timezones, with the temporary
+-- tables `touched_after` (the sessions of this run as it wrote them) and `touched_before` (their
+-- rows as they were before this run; none for new sessions).
+--
+-- A day is the project's own (its timezone, UTC when it has none). Its sessions are numbered 0…
+-- in start order (then id, in byte order), and every string of the day has a bit per session: one per value of
+-- each dimension of session_dimensions() (src/db/routines/session_dimensions.sql), empty strings
+-- and NULL alike as "not set" (name NULL), and one per set bit of each summed measure.
+--
+-- A touched day is rebuilt whole: a session that arrives late in a day's order (a late earlier
+-- event) renumbers the sessions after it, so no string of that day can be kept. A day of a project
+-- whose timezone changed, and every day on a full build (`rebuild_all`), is rebuilt too. At 27,000
+-- sessions a day (10M events over 90 days) a day's strings are about 3.4 KB each.
+CREATE OR REPLACE FUNCTION refresh_session_bits(rebuild_all boolean) RETURNS void
+LANGUAGE plpgsql
+SET jit = off
+-- DROP TABLE IF EXISTS of the temporary tables would notice "schema pg_temp does not exist".
+SET client_min_messages = warning
+AS $fn$
+DECLARE
+  -- The sessions of the days to build, numbered per day; %s is the FROM clause that yields them
+  -- as `s` with their project's zone as `z`.
+  sessions_of text := 'SELECT s.project_id, date_trunc(''day'', s.started_at, z.timezone) AS day,'
+    ' (row_number() OVER (PARTITION BY s.project_id, date_trunc(''day'', s.started_at, z.timezone)'
+    ' ORDER BY s.started_at, s.id COLLATE "C") - 1)::integer AS ordinal, s.is_bounce, s.duration_ms, s.screen_view_count, s.revenue'
+    || (SELECT string_agg(format(', nullif(s.%1$I, '''') AS %1$I', d.dimension), '') FROM session_dimensions() AS d)
+    || ' FROM %s';
+  -- One group per (day, value) of each dimension: the ordinals of its sessions.
+  value_groups text := (SELECT string_agg(format('SELECT project_id, day, %1$L AS dimension, %1$I AS name,'
+      ' %2$s AS prefix, array_agg(ordinal) AS ordinals FROM bit_sessions GROUP BY 1, 2, 4, 5',
+      d.dimension, coalesce(quote_ident(d.prefix), 'NULL::text')), ' UNION ALL ')
+    FROM session_dimensions() AS d);
+BEGIN
+  DROP TABLE IF EXISTS pg_temp.bit_zones, pg_temp.bit_days, pg_temp.bit_sessions, pg_temp.bit_day_sizes;
+  -- Each project's zone, and whether all of its days are rebuilt (src/db/routines/derived_zones.sql).
+  CREATE TEMPORARY TABLE bit_zones ON COMMIT DROP AS SELECT * FROM derived_zones(rebuild_all);
+  -- The other projects' days that a touched session was in, before this run or now.
+  CREATE TEMPORARY TABLE bit_days ON COMMIT DROP AS
+  SELECT DISTINCT z.project_id, date_trunc('day', t.started_at, z.timezone) AS day
+  FROM (SELECT project_id, started_at FROM touched_before UNION ALL SELECT project_id, started_at FROM touched_after) AS t
+  JOIN bit_zones z ON z.project_id = t.project_id AND NOT z.rebuilt;
+
+  IF rebuild_all THEN
+    TRUNCATE session_day_bits, session_day_slices;
+  ELSE
+    DELETE FROM session_day_bits b USING bit_zones z WHERE b.project_id = z.project_id AND z.rebuilt;
+    DELETE FROM session_day_slices b USING bit_zones z WHERE b.project_id = z.project_id AND z.rebuilt;
+    DELETE FROM session_day_bits b USING bit_days d WHERE b.project_id = d.project_id AND b.day = d.day;
+    DELETE FROM session_day_slices b USING bit_days d WHERE b.project_id = d.project_id AND b.day = d.day;
+  END IF;
+
+  EXECUTE 'CREATE TEMPORARY TABLE bit_sessions ON COMMIT DROP AS '
+    || format(sessions_of, 'bit_zones z JOIN sessions s ON s.project_id = z.project_id WHERE z.rebuilt')
+    || ' UNION ALL ' || format(sessions_of, 'bit_days d JOIN bit_zones z ON z.project_id = d.project_id'
+    ' JOIN sessions s ON s.project_id = d.project_id AND s.started_at >= d.day'
+    ' AND s.started_at < ((d.day AT TIME ZONE z.timezone)::date + 1)::timestamp AT TIME ZONE z.timezone');
+  CREATE TEMPORARY TABLE bit_day_sizes ON COMMIT DROP AS
+  SELECT project_id, day, count(*)::integer AS sessions FROM bit_sessions GROUP BY 1, 2;
+
+  EXECUTE 'INSERT INTO session_day_bits (project_id, day, dimension, name, prefix, sessions)'
+    ' SELECT g.project_id, g.day, g.dimension, g.name, g.prefix, ordinal_bits(g.ordinals, n.sessions)'
+    ' FROM (' || value_groups || ') AS g JOIN bit_day_sizes n ON n.project_id = g.project_id AND n.day = g.day';
+
+  -- Bit k of each measure, for the k up to the value's highest set bit.
+  INSERT INTO session_day_slices (project_id, day, measure, slice, sessions)
+  SELECT g.project_id, g.day, g.measure, g.slice, ordinal_bits(g.ordinals, n.sessions)
+  FROM (
+    SELECT s.project_id, s.day, m.measure, k AS slice, array_agg(s.ordinal) AS ordinals
+    FROM bit_sessions s
+    CROSS JOIN LATERAL (VALUES ('bounce', s.is_bounce::integer::bigint), ('timed', (s.duration_ms > 0)::integer::bigint),
+      ('duration_ms', greatest(s.duration_ms, 0)), ('screen_views', s.screen_view_count::bigint),
+      ('revenue', greatest(s.revenue, 0)), ('refunds', greatest(-s.revenue, 0))) AS m(measure, value)
+    CROSS JOIN LATERAL generate_series(0, length(ltrim(m.value::bit(64)::text, '0')) - 1) AS k
+    WHERE m.value > 0 AND (m.value >> k) & 1 = 1
+    GROUP BY 1, 2, 3, 4
+  ) AS g
+  JOIN bit_day_sizes n ON n.project_id = g.project_id AND n.day = g.day;
+END;
+$fn$;

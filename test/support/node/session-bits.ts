@@ -1,0 +1,101 @@
+import { sql } from "drizzle-orm";
+import type { Database } from "../../../src/db/client";
+import { BREAKDOWN_DIMENSIONS, DIMENSION_PREFIXES } from "../../../src/lib/dimensions";
+import { startOfLocalDay } from "../../../src/lib/timezone";
+
+/**
+ * The bit strings per day over sessions (session_day_bits, session_day_slices), computed in
+ * TypeScript from a project's `sessions` rows and read back as stored, both as maps from a key to
+ * the string's text ('0' and '1'), so a test can compare them whole.
+ */
+
+type SessionRow = Record<string, string | number | boolean | null>;
+
+/** The measures of the slices, as refresh_session_bits sums them. */
+const MEASURES: Array<[string, (row: SessionRow) => bigint]> = [
+  ["bounce", (row) => (row.is_bounce ? 1n : 0n)],
+  ["timed", (row) => (BigInt(String(row.duration_ms)) > 0n ? 1n : 0n)],
+  ["duration_ms", (row) => max0(BigInt(String(row.duration_ms)))],
+  ["screen_views", (row) => max0(BigInt(String(row.screen_view_count)))],
+  ["revenue", (row) => max0(BigInt(String(row.revenue)))],
+  ["refunds", (row) => max0(-BigInt(String(row.revenue)))],
+];
+
+const max0 = (value: bigint) => (value > 0n ? value : 0n);
+const notSet = (value: unknown) => (value === null || value === "" ? null : String(value));
+
+/** A string of `size` bits rounded up to whole bytes, with the bits of `ordinals` set. */
+function bitText(ordinals: readonly number[], size: number): string {
+  const bits = Array.from({ length: Math.ceil(size / 8) * 8 }, () => "0");
+  for (const ordinal of ordinals) bits[ordinal] = "1";
+  return bits.join("");
+}
+
+function add(groups: Map<string, number[]>, key: string, ordinal: number): void {
+  const ordinals = groups.get(key) ?? [];
+  ordinals.push(ordinal);
+  groups.set(key, ordinals);
+}
+
+/** What the strings of a project must be: its sessions numbered per local day in start order, then id. */
+export async function expectedBitStrings(db: Database, projectId: string, timezone: string) {
+  const result = await db.execute<SessionRow>(sql`select * from sessions where project_id = ${projectId}`);
+  const days = new Map<number, SessionRow[]>();
+  for (const row of result.rows) {
+    const day = startOfLocalDay(new Date(String(row.started_at)).getTime(), timezone);
+    days.set(day, [...(days.get(day) ?? []), row]);
+  }
+  const values = new Map<string, string>();
+  const slices = new Map<string, string>();
+  for (const [day, rows] of days) {
+    const ordered = [...rows].sort(
+      (a, b) =>
+        new Date(String(a.started_at)).getTime() - new Date(String(b.started_at)).getTime() ||
+        Buffer.compare(Buffer.from(String(a.id)), Buffer.from(String(b.id))),
+    );
+    const valueGroups = new Map<string, number[]>();
+    const sliceGroups = new Map<string, number[]>();
+    ordered.forEach((row, ordinal) => {
+      for (const dimension of BREAKDOWN_DIMENSIONS) {
+        const prefixedBy = DIMENSION_PREFIXES[dimension];
+        const prefix = prefixedBy ? notSet(row[prefixedBy]) : null;
+        add(valueGroups, JSON.stringify([day, dimension, notSet(row[dimension]), prefix]), ordinal);
+      }
+      for (const [measure, valueOf] of MEASURES) {
+        const value = valueOf(row);
+        for (let slice = 0; value >> BigInt(slice) > 0n; slice++) {
+          if ((value >> BigInt(slice)) & 1n) add(sliceGroups, JSON.stringify([day, measure, slice]), ordinal);
+        }
+      }
+    });
+    for (const [key, ordinals] of valueGroups) values.set(key, bitText(ordinals, ordered.length));
+    for (const [key, ordinals] of sliceGroups) slices.set(key, bitText(ordinals, ordered.length));
+  }
+  return { values, slices };
+}
+
+/** The strings stored for a project, keyed like expectedBitStrings. */
+export async function storedBitStrings(db: Database, projectId: string) {
+  const values = await db.execute<{
+    day: string;
+    dimension: string;
+    name: string | null;
+    prefix: string | null;
+    bits: string;
+  }>(sql`
+    select day, dimension, name, prefix, sessions::text as bits from session_day_bits where project_id = ${projectId}`);
+  const slices = await db.execute<{ day: string; measure: string; slice: number; bits: string }>(sql`
+    select day, measure, slice, sessions::text as bits from session_day_slices where project_id = ${projectId}`);
+  const dayOf = (day: string) => new Date(day).getTime();
+  return {
+    values: new Map(
+      values.rows.map((row) => [
+        JSON.stringify([dayOf(row.day), row.dimension, row.name, row.prefix]),
+        row.bits,
+      ]),
+    ),
+    slices: new Map(
+      slices.rows.map((row) => [JSON.stringify([dayOf(row.day), row.measure, Number(row.slice)]), row.bits]),
+    ),
+  };
+}
