@@ -4,6 +4,7 @@ import { projects } from "../../src/db/schema";
 import { BREAKDOWN_DIMENSIONS } from "../../src/lib/dimensions";
 import { assertValidRegexes } from "../../src/queries/filter-conditions";
 import { sessionBreakdown } from "../../src/queries/insights/breakdowns";
+import { sessionMetrics } from "../../src/queries/insights/metrics";
 import { bitStringFilters, type SessionScope } from "../../src/queries/insights/model";
 import { bitStringsCover } from "../../src/queries/insights/session-bits";
 import { COVERED_FILTERS, is } from "../support/dimension-filter-cases";
@@ -116,6 +117,47 @@ describe("which filters the bit strings answer", () => {
   });
 });
 
+const days = (start: number, end: number) =>
+  Array.from({ length: Math.round((end - start) / DAY) }, (_, index) => start + index * DAY);
+
+describe("metrics under two and three filters = the exact path", () => {
+  for (const [label, filters] of COMBINATIONS) {
+    it(`totals and series by day, exact visitors, ${label}`, async () => {
+      const combined = await scopeOf(filters, true);
+      const exactScope = await scopeOf(filters, false);
+      const exact = await sessionMetrics(database.db, exactScope, days(FROM, TO));
+      const answered = await sessionMetrics(database.db, combined, days(FROM, TO));
+      expect(answered).toEqual(exact);
+      expect(answered.approximate).toEqual([]);
+      // The same in one bucket, and over the window's last three days by day.
+      expect(await sessionMetrics(database.db, combined, [FROM])).toEqual(
+        await sessionMetrics(database.db, exactScope, [FROM]),
+      );
+      const lastDays = { start: TO - 3 * DAY, end: TO };
+      expect(
+        await sessionMetrics(database.db, { ...combined, window: lastDays }, days(lastDays.start, TO)),
+      ).toEqual(
+        await sessionMetrics(database.db, { ...exactScope, window: lastDays }, days(lastDays.start, TO)),
+      );
+    });
+  }
+
+  it("a window that cuts a day, and hourly buckets, are answered exactly", async () => {
+    const filters = COMBINATIONS[0]?.[1] ?? [];
+    const exactScope = await scopeOf(filters, false);
+    const combined = await scopeOf(filters, true);
+    const hours = Array.from({ length: 24 }, (_, index) => FROM + index * 3_600_000);
+    expect(
+      await bitStringsCover(database.db, { ...combined, window: { start: FROM, end: FROM + DAY } }, hours),
+    ).toBe(false);
+    expect(
+      await sessionMetrics(database.db, { ...combined, window: { start: FROM, end: FROM + DAY } }, hours),
+    ).toEqual(
+      await sessionMetrics(database.db, { ...exactScope, window: { start: FROM, end: FROM + DAY } }, hours),
+    );
+  });
+});
+
 describe("breakdowns under two and three filters = the exact path", () => {
   for (const [label, filters] of COMBINATIONS) {
     it(`every breakdown, ${label}`, async () => {
@@ -173,5 +215,72 @@ describe("breakdowns under two and three filters = the exact path", () => {
       await flip("off");
     }
     expect(await sessionBreakdown(database.db, combined, "browser", ALL_ROWS)).toEqual(exact);
+  });
+});
+
+describe("visitors whose sessions of a day match the filters only between them", () => {
+  const mixed = uniqueId("combined-mixed");
+  const at = (day: number, hour: number) => new Date(FROM + day * DAY + hour * 3_600_000);
+  // [visitor, session, day, hour, country, device]
+  const SESSIONS: Array<[string, string, number, number, string, string]> = [
+    // A: Norway on a desktop, Sweden on a phone: the strings see Norway and a phone that day.
+    ["a", "a1", 0, 10, "NO", "desktop"],
+    ["a", "a2", 0, 12, "SE", "mobile"],
+    // B: Norway on a desktop, then Norway on a phone: matches.
+    ["b", "b1", 0, 10, "NO", "desktop"],
+    ["b", "b2", 0, 12, "NO", "mobile"],
+    // C: like A on the first day, a match on the second.
+    ["c", "c1", 0, 10, "NO", "desktop"],
+    ["c", "c2", 0, 12, "SE", "mobile"],
+    ["c", "c3", 1, 9, "NO", "mobile"],
+    // D: one session that matches.
+    ["d", "d1", 0, 15, "NO", "mobile"],
+    // E: Sweden on a phone, Norway on a tablet, on the second day only.
+    ["e", "e1", 1, 10, "SE", "mobile"],
+    ["e", "e2", 1, 11, "NO", "tablet"],
+  ];
+
+  beforeAll(async () => {
+    const organizationId = await createOrganization(database.db);
+    await database.db.insert(projects).values({ id: mixed, organizationId, name: mixed });
+    await insertEvents(
+      database.db,
+      SESSIONS.map(([visitor, session, day, hour, country, device]) => ({
+        projectId: mixed,
+        sessionId: session,
+        profileId: visitor,
+        createdAt: at(day, hour),
+        country,
+        device,
+      })),
+    );
+  }, 60_000);
+
+  it("are not counted: Norway on a phone is B and D on the first day, C on the second", async () => {
+    const filters = parse([is("country", "is", ["NO"]), is("device", "is", ["mobile"])]);
+    const window = { start: FROM, end: FROM + 2 * DAY };
+    const combined: SessionScope = {
+      projectId: mixed,
+      window,
+      filters,
+      rollups: true,
+      projectTimezone: "UTC",
+    };
+    expect(await bitStringsCover(database.db, combined, [FROM, FROM + DAY])).toBe(true);
+    const answered = await sessionMetrics(database.db, combined, [FROM, FROM + DAY]);
+    expect(answered.totals).toMatchObject({ total_sessions: 3, unique_visitors: 3 });
+    expect(answered.series.map((point) => [point.total_sessions, point.unique_visitors])).toEqual([
+      [2, 2],
+      [1, 1],
+    ]);
+    expect(answered).toEqual(
+      await sessionMetrics(database.db, { ...combined, rollups: false }, [FROM, FROM + DAY]),
+    );
+    // A, B, C and E have two values of a filtered dimension in a day. Without the check the strings
+    // alone would count A, B, C and D on the first day and C and E on the second.
+    const listed = await database.db.execute<{ ordinal: number }>(
+      sql`select distinct ordinal from visitor_day_mixed where project_id = ${mixed} and dimension in ('country', 'device')`,
+    );
+    expect(listed.rows).toHaveLength(4);
   });
 });

@@ -16,7 +16,12 @@ import { BREAKDOWN_DIMENSIONS, DIMENSION_PREFIXES } from "../../src/lib/dimensio
 import { startOfLocalDay } from "../../src/lib/timezone";
 import { createOrganization, createProject, type EventInput, insertEvents } from "../support/factories";
 import { testDatabase } from "../support/node/database";
-import { expectedBitStrings, storedBitStrings } from "../support/node/session-bits";
+import {
+  expectedBitStrings,
+  expectedVisitorSets,
+  storedBitStrings,
+  storedVisitorSets,
+} from "../support/node/session-bits";
 import { storedSketches } from "../support/node/sketches";
 import { generateTraffic, shuffled } from "../support/traffic";
 
@@ -357,6 +362,9 @@ async function expectExact(projectId: string, timezone = "UTC"): Promise<void> {
   const bits = await expectedBitStrings(database.db, projectId, timezone);
   expect(bits.values.size).toBeGreaterThan(0);
   expect(await storedBitStrings(database.db, projectId)).toEqual(bits);
+  expect(await storedVisitorSets(database.db, projectId)).toEqual(
+    await expectedVisitorSets(database.db, projectId, timezone),
+  );
 }
 
 describe("rollups maintained by difference", () => {

@@ -1,19 +1,26 @@
 -- refresh_session_bits(rebuild_all): the bit strings per project day over the day's sessions
--- (session_day_bits, session_day_slices) of the sessions refresh_session_rollups
+-- (session_day_bits, session_day_slices) and over the project's visitors (visitor_ordinals,
+-- visitor_day_bits, visitor_day_mixed) of the sessions refresh_session_rollups
 -- (src/db/routines/refresh_session_rollups.sql) has just derived. It calls this after the day
 -- rollups and before it records each project's timezone in rollup_timezones, with the temporary
 -- tables `touched_after` (the sessions of this run as it wrote them) and `touched_before` (their
 -- rows as they were before this run; none for new sessions).
 --
 -- A day is the project's own (its timezone, UTC when it has none). Its sessions are numbered 0…
--- in start order (then id, in byte order), and every string of the day has a bit per session: one per value of
--- each dimension of session_dimensions() (src/db/routines/session_dimensions.sql), empty strings
--- and NULL alike as "not set" (name NULL), and one per set bit of each summed measure.
+-- in start order (then id, in byte order), and every string of the day has a bit per session: one
+-- per value of each dimension of session_dimensions() (src/db/routines/session_dimensions.sql),
+-- empty strings and NULL alike as "not set" (name NULL), and one per set bit of each summed
+-- measure.
+--
+-- Visitors are numbered per project in the order they were first seen, once (visitor_ordinals).
+-- A day's visitor strings set the bits of the visitors with a session of each value, in chunks of
+-- 65,536 visitors, a chunk stored only when it has one. The visitors with several values of a
+-- dimension in one day are listed (visitor_day_mixed) for the query to check.
 --
 -- A touched day is rebuilt whole: a session that arrives late in a day's order (a late earlier
 -- event) renumbers the sessions after it, so no string of that day can be kept. A day of a project
 -- whose timezone changed, and every day on a full build (`rebuild_all`), is rebuilt too. At 27,000
--- sessions a day (10M events over 90 days) a day's strings are about 3.4 KB each.
+-- sessions a day (10M events over 90 days) a day's session strings are about 3.4 KB each.
 CREATE OR REPLACE FUNCTION refresh_session_bits(rebuild_all boolean) RETURNS void
 LANGUAGE plpgsql
 SET jit = off
@@ -21,20 +28,32 @@ SET jit = off
 SET client_min_messages = warning
 AS $fn$
 DECLARE
-  -- The sessions of the days to build, numbered per day; %s is the FROM clause that yields them
-  -- as `s` with their project's zone as `z`.
+  chunk_bits constant integer := 65536;
+  -- The sessions of the days to build, numbered per day, with their visitor's number; %1$s is the
+  -- FROM clause that yields them as `s` with their project's zone as `z`, %2$s its condition.
   sessions_of text := 'SELECT s.project_id, date_trunc(''day'', s.started_at, z.timezone) AS day,'
     ' (row_number() OVER (PARTITION BY s.project_id, date_trunc(''day'', s.started_at, z.timezone)'
-    ' ORDER BY s.started_at, s.id COLLATE "C") - 1)::integer AS ordinal, s.is_bounce, s.duration_ms, s.screen_view_count, s.revenue'
+    ' ORDER BY s.started_at, s.id COLLATE "C") - 1)::integer AS ordinal, o.ordinal AS visitor,'
+    ' s.is_bounce, s.duration_ms, s.screen_view_count, s.revenue'
     || (SELECT string_agg(format(', nullif(s.%1$I, '''') AS %1$I', d.dimension), '') FROM session_dimensions() AS d)
-    || ' FROM %s';
+    || ' FROM %1$s JOIN visitor_ordinals o ON o.project_id = s.project_id AND o.profile_id = s.profile_id WHERE %2$s';
   -- One group per (day, value) of each dimension: the ordinals of its sessions.
   value_groups text := (SELECT string_agg(format('SELECT project_id, day, %1$L AS dimension, %1$I AS name,'
       ' %2$s AS prefix, array_agg(ordinal) AS ordinals FROM bit_sessions GROUP BY 1, 2, 4, 5',
       d.dimension, coalesce(quote_ident(d.prefix), 'NULL::text')), ' UNION ALL ')
     FROM session_dimensions() AS d);
+  -- One group per (day, value, chunk) of each dimension: its visitors' offsets in the chunk.
+  visitor_groups text := (SELECT string_agg(format('SELECT project_id, day, %1$L AS dimension, %1$I AS name,'
+      ' visitor / %2$s AS chunk, array_agg(DISTINCT visitor %% %2$s) AS ordinals FROM bit_sessions GROUP BY 1, 2, 4, 5',
+      d.dimension, chunk_bits), ' UNION ALL ')
+    FROM session_dimensions() AS d);
+  -- The visitors of a day with more than one value of a dimension, NULL (not set) one of them.
+  mixed_visitors text := (SELECT string_agg(format('SELECT project_id, day, %1$L AS dimension, visitor FROM bit_repeats'
+      ' GROUP BY 1, 2, 4 HAVING count(DISTINCT %1$I) + max((%1$I IS NULL)::integer) > 1', d.dimension), ' UNION ALL ')
+    FROM session_dimensions() AS d);
 BEGIN
-  DROP TABLE IF EXISTS pg_temp.bit_zones, pg_temp.bit_days, pg_temp.bit_sessions, pg_temp.bit_day_sizes;
+  DROP TABLE IF EXISTS pg_temp.bit_zones, pg_temp.bit_days, pg_temp.bit_sessions, pg_temp.bit_day_sizes,
+    pg_temp.bit_repeats;
   -- Each project's zone, and whether all of its days are rebuilt (src/db/routines/derived_zones.sql).
   CREATE TEMPORARY TABLE bit_zones ON COMMIT DROP AS SELECT * FROM derived_zones(rebuild_all);
   -- The other projects' days that a touched session was in, before this run or now.
@@ -44,19 +63,43 @@ BEGIN
   JOIN bit_zones z ON z.project_id = t.project_id AND NOT z.rebuilt;
 
   IF rebuild_all THEN
-    TRUNCATE session_day_bits, session_day_slices;
+    TRUNCATE session_day_bits, session_day_slices, visitor_ordinals, visitor_day_bits, visitor_day_mixed;
   ELSE
     DELETE FROM session_day_bits b USING bit_zones z WHERE b.project_id = z.project_id AND z.rebuilt;
     DELETE FROM session_day_slices b USING bit_zones z WHERE b.project_id = z.project_id AND z.rebuilt;
+    DELETE FROM visitor_day_bits b USING bit_zones z WHERE b.project_id = z.project_id AND z.rebuilt;
+    DELETE FROM visitor_day_mixed b USING bit_zones z WHERE b.project_id = z.project_id AND z.rebuilt;
     DELETE FROM session_day_bits b USING bit_days d WHERE b.project_id = d.project_id AND b.day = d.day;
     DELETE FROM session_day_slices b USING bit_days d WHERE b.project_id = d.project_id AND b.day = d.day;
+    DELETE FROM visitor_day_bits b USING bit_days d WHERE b.project_id = d.project_id AND b.day = d.day;
+    DELETE FROM visitor_day_mixed b USING bit_days d WHERE b.project_id = d.project_id AND b.day = d.day;
   END IF;
 
+  -- Visitors not numbered yet (all of them on a full build) take the next numbers, in the order
+  -- they were first seen.
+  INSERT INTO visitor_ordinals (project_id, profile_id, ordinal)
+  WITH new_visitors AS MATERIALIZED (
+    SELECT s.project_id, s.profile_id, min(s.started_at) AS first_seen
+    FROM (SELECT project_id, profile_id, started_at FROM sessions WHERE rebuild_all
+      UNION ALL SELECT project_id, profile_id, started_at FROM touched_after WHERE NOT rebuild_all) AS s
+    WHERE NOT EXISTS (SELECT 1 FROM visitor_ordinals v WHERE v.project_id = s.project_id AND v.profile_id = s.profile_id)
+    GROUP BY 1, 2
+  ),
+  -- Each project's last number, looked up once: asked per new visitor, the planner (with no
+  -- statistics for a table this run emptied) scanned the growing table each time.
+  numbered AS MATERIALIZED (
+    SELECT p.project_id, (SELECT max(v.ordinal) FROM visitor_ordinals v WHERE v.project_id = p.project_id) AS last
+    FROM (SELECT DISTINCT project_id FROM new_visitors) AS p
+  )
+  SELECT n.project_id, n.profile_id,
+    coalesce(b.last, -1) + row_number() OVER (PARTITION BY n.project_id ORDER BY n.first_seen, n.profile_id COLLATE "C")
+  FROM new_visitors n JOIN numbered b ON b.project_id = n.project_id;
+
   EXECUTE 'CREATE TEMPORARY TABLE bit_sessions ON COMMIT DROP AS '
-    || format(sessions_of, 'bit_zones z JOIN sessions s ON s.project_id = z.project_id WHERE z.rebuilt')
+    || format(sessions_of, 'bit_zones z JOIN sessions s ON s.project_id = z.project_id', 'z.rebuilt')
     || ' UNION ALL ' || format(sessions_of, 'bit_days d JOIN bit_zones z ON z.project_id = d.project_id'
     ' JOIN sessions s ON s.project_id = d.project_id AND s.started_at >= d.day'
-    ' AND s.started_at < ((d.day AT TIME ZONE z.timezone)::date + 1)::timestamp AT TIME ZONE z.timezone');
+    ' AND s.started_at < ((d.day AT TIME ZONE z.timezone)::date + 1)::timestamp AT TIME ZONE z.timezone', 'true');
   CREATE TEMPORARY TABLE bit_day_sizes ON COMMIT DROP AS
   SELECT project_id, day, count(*)::integer AS sessions FROM bit_sessions GROUP BY 1, 2;
 
@@ -78,5 +121,15 @@ BEGIN
     GROUP BY 1, 2, 3, 4
   ) AS g
   JOIN bit_day_sizes n ON n.project_id = g.project_id AND n.day = g.day;
+
+  EXECUTE 'INSERT INTO visitor_day_bits (project_id, day, dimension, name, chunk, visitors)'
+    ' SELECT g.project_id, g.day, g.dimension, g.name, g.chunk, ordinal_bits(g.ordinals, ' || chunk_bits || ')'
+    ' FROM (' || visitor_groups || ') AS g';
+  -- Only a visitor with two sessions or more in a day can have two values in it.
+  CREATE TEMPORARY TABLE bit_repeats ON COMMIT DROP AS
+  SELECT s.* FROM bit_sessions s
+  JOIN (SELECT project_id, day, visitor FROM bit_sessions GROUP BY 1, 2, 3 HAVING count(*) > 1) AS r
+    ON r.project_id = s.project_id AND r.day = s.day AND r.visitor = s.visitor;
+  EXECUTE 'INSERT INTO visitor_day_mixed (project_id, day, dimension, ordinal) ' || mixed_visitors;
 END;
 $fn$;

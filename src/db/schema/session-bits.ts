@@ -1,4 +1,4 @@
-import { customType, index, pgTable, primaryKey, smallint, text } from "drizzle-orm/pg-core";
+import { customType, index, integer, pgTable, primaryKey, smallint, text, unique } from "drizzle-orm/pg-core";
 import { unitStart } from "./rollups";
 
 /**
@@ -54,4 +54,67 @@ export const sessionDaySlices = pgTable(
     sessions: bitVarying("sessions").notNull(),
   },
   (t) => [primaryKey({ columns: [t.projectId, t.day, t.measure, t.slice] })],
+);
+
+// ---------------------------------------------------------------------------------------------
+// Bit strings per project day over the project's visitors: distinct visitors under two or three
+// filters are the per-day AND of the filters' strings, ORed over the window and counted.
+
+/** Visitors per string chunk: a chunk is 8 KB before TOAST compresses its runs of zeros. */
+export const VISITOR_CHUNK_BITS = 65_536;
+
+/**
+ * Every visitor (profile) of a project numbered 0… in the order they were first seen. Numbers are
+ * never reused or changed, so the visitor strings of different days line up.
+ */
+export const visitorOrdinals = pgTable(
+  "visitor_ordinals",
+  {
+    projectId: text("project_id").notNull(),
+    profileId: text("profile_id").notNull(),
+    ordinal: integer("ordinal").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.projectId, t.profileId] }),
+    unique("visitor_ordinals_ordinal_key").on(t.projectId, t.ordinal),
+  ],
+);
+
+/**
+ * Per (project day, breakdown dimension, value, chunk): the visitors with a session of that value
+ * that day, bit `ordinal mod 65,536` of chunk `ordinal / 65,536`. Chunks without a visitor are not
+ * stored, so a small value costs a few compressed chunks, not a string as long as the project's
+ * visitors.
+ */
+export const visitorDayBits = pgTable(
+  "visitor_day_bits",
+  {
+    projectId: text("project_id").notNull(),
+    day: unitStart("day"),
+    dimension: text("dimension").notNull(),
+    name: text("name"),
+    chunk: integer("chunk").notNull(),
+    visitors: bitVarying("visitors").notNull(),
+  },
+  (t) => [
+    index("visitor_day_bits_read_idx").on(t.projectId, t.dimension, t.name, t.day),
+    index("visitor_day_bits_day_idx").on(t.projectId, t.day),
+  ],
+);
+
+/**
+ * The visitors whose sessions of one day have more than one value of a dimension (not set counts
+ * as a value). The AND of two filters' visitor strings counts such a visitor when one session
+ * matches one filter and another session the other; the few listed here are checked against their
+ * sessions (src/queries/insights/combined-visitors.ts).
+ */
+export const visitorDayMixed = pgTable(
+  "visitor_day_mixed",
+  {
+    projectId: text("project_id").notNull(),
+    day: unitStart("day"),
+    dimension: text("dimension").notNull(),
+    ordinal: integer("ordinal").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.day, t.dimension, t.ordinal] })],
 );

@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import {
+  bitStringFilters,
   type MetricsAnswer,
   metricsRollupsCover,
   type SessionScope,
@@ -8,6 +9,7 @@ import {
   toBucketMetrics,
 } from "./model";
 import { rolledUpSessionMetrics } from "./rollups";
+import { bitStringsCover, combinedFilterMetrics } from "./session-bits";
 import { metricColumns, sessionsByBucket } from "./session-scope";
 
 /**
@@ -15,10 +17,16 @@ import { metricColumns, sessionsByBucket } from "./session-scope";
  * per-bucket rows and the total row (whose distinct visitor count is not a sum of buckets).
  * `buckets` are bucket start instants; every bucket is returned, zero-filled.
  */
-export function sessionMetrics(db: Database, scope: SessionScope, buckets: number[]): Promise<MetricsAnswer> {
-  return metricsRollupsCover(scope, buckets)
-    ? rolledUpSessionMetrics(db, scope, buckets)
-    : exactSessionMetrics(db, scope, buckets);
+export async function sessionMetrics(
+  db: Database,
+  scope: SessionScope,
+  buckets: number[],
+): Promise<MetricsAnswer> {
+  if (metricsRollupsCover(scope, buckets)) return rolledUpSessionMetrics(db, scope, buckets);
+  const combined = bitStringFilters(scope);
+  if (combined && (await bitStringsCover(db, scope, buckets)))
+    return combinedFilterMetrics(db, scope, combined, buckets);
+  return exactSessionMetrics(db, scope, buckets);
 }
 
 async function exactSessionMetrics(

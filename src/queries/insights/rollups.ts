@@ -14,7 +14,7 @@ import {
   toBucketMetrics,
 } from "./model";
 import { rankedBreakdown } from "./ranked-rows";
-import { windowVisitors } from "./visitors";
+import { type VisitorCounts, windowVisitors } from "./visitors";
 import { windowRows } from "./window-rows";
 
 /**
@@ -43,6 +43,28 @@ export async function rolledUpSessionMetrics(
   scope: SessionScope,
   buckets: number[],
 ): Promise<MetricsAnswer> {
+  const answer = await summedSessionMetrics(
+    db,
+    windowRows("sessions", scope, buckets, sessionRowsOf(scope)),
+    buckets,
+  );
+  if (answer.totals.total_sessions === 0) return { ...answer, approximate: [] };
+  const visitors = await windowVisitors(db, scope, buckets, answer.totals.total_sessions);
+  return {
+    ...withVisitors(answer, visitors.counts),
+    approximate: visitors.approximate ? ["unique_visitors"] : [],
+  };
+}
+
+/**
+ * The metrics of session rollup rows (`rows`: a FROM item with the rollups' columns and the `unit`
+ * start of each row), per bucket and in all, with no visitors yet: they are not a sum.
+ */
+export async function summedSessionMetrics(
+  db: Database,
+  rows: SQL,
+  buckets: number[],
+): Promise<Omit<MetricsAnswer, "approximate">> {
   const sessionCount = sql`coalesce(sum(sessions), 0)`;
   // The bucket is computed once in a subquery: bound parameters repeated in SELECT and GROUP BY
   // are not the same expression to Postgres.
@@ -67,21 +89,24 @@ export async function rolledUpSessionMetrics(
       coalesce(sum(revenue), 0) as total_revenue
     from (
       select width_bucket(unit, ${timestampArray(buckets)}) as bucket, sessions, bounces, screen_views, duration_ms, timed_sessions, revenue
-      from ${windowRows("sessions", scope, buckets, sessionRowsOf(scope))}
+      from ${rows}
     ) as bucketed
     group by grouping sets ((bucket), ())`);
-  const answer = spreadOverBuckets(result.rows.map(toBucketMetrics), buckets.length);
-  if (answer.totals.total_sessions === 0) return { ...answer, approximate: [] };
+  return spreadOverBuckets(result.rows.map(toBucketMetrics), buckets.length);
+}
 
-  const visitors = await windowVisitors(db, scope, buckets, answer.totals.total_sessions);
-  answer.totals.unique_visitors = visitors.counts.get(0) ?? 0;
-  answer.series.forEach((point, index) => {
+/** The metrics with their unique visitors: per bucket (keys 1..n) and in all (key 0). */
+export function withVisitors(
+  answer: Omit<MetricsAnswer, "approximate">,
+  counts: VisitorCounts,
+): Omit<MetricsAnswer, "approximate"> {
+  return {
+    totals: { ...answer.totals, unique_visitors: counts.get(0) ?? 0 },
     // Buckets without sessions keep the shared zero object; replace rather than mutate it.
-    if (point.total_sessions > 0) {
-      answer.series[index] = { ...point, unique_visitors: visitors.counts.get(index + 1) ?? 0 };
-    }
-  });
-  return { ...answer, approximate: visitors.approximate ? ["unique_visitors"] : [] };
+    series: answer.series.map((point, index) =>
+      point.total_sessions > 0 ? { ...point, unique_visitors: counts.get(index + 1) ?? 0 } : point,
+    ),
+  };
 }
 
 export function rolledUpBreakdown(

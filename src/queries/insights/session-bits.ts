@@ -4,7 +4,9 @@ import { sessionDayBits, sessionDaySlices } from "../../db/schema";
 import type { BreakdownDimension } from "../../lib/dimensions";
 import { dimensionValueCondition } from "../filter-conditions";
 import { rankOrder } from "../sql-helpers";
-import type { DimensionFilter, Page, SessionScope, TimeWindow } from "./model";
+import { combinedVisitors } from "./combined-visitors";
+import type { DimensionFilter, MetricsAnswer, Page, SessionScope, TimeWindow } from "./model";
+import { summedSessionMetrics, withVisitors } from "./rollups";
 import { projectDaysBuilt, wholeProjectDays } from "./window-rows";
 
 /**
@@ -99,4 +101,20 @@ export function maskedBreakdownRows(
     join masks m on m.day = ${v.day}
     cross join lateral ${maskedSums(scope, sql`m.day`, sql`m.mask & ${v.sessions}`)} as sums
   ) as rows`;
+}
+
+/**
+ * `/metrics` under two or three filters: the sums of each day's matching sessions from the session
+ * strings, unique visitors from the visitor strings. Every number exact.
+ */
+export async function combinedFilterMetrics(
+  db: Database,
+  scope: SessionScope,
+  filters: readonly DimensionFilter[],
+  buckets: number[],
+): Promise<MetricsAnswer> {
+  const answer = await summedSessionMetrics(db, maskedDayRows(scope, filters), buckets);
+  if (answer.totals.total_sessions === 0) return { ...answer, approximate: [] };
+  const visitors = await combinedVisitors(db, scope, filters, buckets);
+  return { ...withVisitors(answer, visitors), approximate: [] };
 }

@@ -99,3 +99,68 @@ export async function storedBitStrings(db: Database, projectId: string) {
     ),
   };
 }
+
+/**
+ * The visitors (profile ids, sorted) of each (day, dimension, value) and the visitors with several
+ * values of a dimension in a day, computed from a project's sessions.
+ */
+export async function expectedVisitorSets(db: Database, projectId: string, timezone: string) {
+  const result = await db.execute<SessionRow>(sql`select * from sessions where project_id = ${projectId}`);
+  const values = new Map<string, Set<string>>();
+  const seen = new Map<string, Set<string | null>>();
+  for (const row of result.rows) {
+    const day = startOfLocalDay(new Date(String(row.started_at)).getTime(), timezone);
+    const profile = String(row.profile_id);
+    for (const dimension of BREAKDOWN_DIMENSIONS) {
+      const key = JSON.stringify([day, dimension, notSet(row[dimension])]);
+      values.set(key, (values.get(key) ?? new Set()).add(profile));
+      const visitorDay = JSON.stringify([day, dimension, profile]);
+      seen.set(visitorDay, (seen.get(visitorDay) ?? new Set()).add(notSet(row[dimension])));
+    }
+  }
+  const mixed = new Map<string, Set<string>>();
+  for (const [visitorDay, names] of seen) {
+    if (names.size < 2) continue;
+    const [day, dimension, profile] = JSON.parse(visitorDay) as [number, string, string];
+    const key = JSON.stringify([day, dimension]);
+    mixed.set(key, (mixed.get(key) ?? new Set()).add(profile));
+  }
+  return { values: sortedSets(values), mixed: sortedSets(mixed) };
+}
+
+/** The visitor strings and mixed visitors stored for a project, decoded to profile ids like expectedVisitorSets. */
+export async function storedVisitorSets(db: Database, projectId: string) {
+  const ordinals = await db.execute<{ ordinal: number; profile_id: string }>(
+    sql`select ordinal, profile_id from visitor_ordinals where project_id = ${projectId}`,
+  );
+  const profileOf = new Map(ordinals.rows.map((row) => [Number(row.ordinal), row.profile_id]));
+  const strings = await db.execute<{
+    day: string;
+    dimension: string;
+    name: string | null;
+    chunk: number;
+    bits: string;
+  }>(sql`
+    select day, dimension, name, chunk, visitors::text as bits from visitor_day_bits where project_id = ${projectId}`);
+  const values = new Map<string, Set<string>>();
+  for (const row of strings.rows) {
+    const key = JSON.stringify([new Date(row.day).getTime(), row.dimension, row.name]);
+    const set = values.get(key) ?? new Set<string>();
+    [...row.bits].forEach((bit, offset) => {
+      if (bit === "1") set.add(profileOf.get(Number(row.chunk) * row.bits.length + offset) ?? "unnumbered");
+    });
+    values.set(key, set);
+  }
+  const listed = await db.execute<{ day: string; dimension: string; ordinal: number }>(
+    sql`select day, dimension, ordinal from visitor_day_mixed where project_id = ${projectId}`,
+  );
+  const mixed = new Map<string, Set<string>>();
+  for (const row of listed.rows) {
+    const key = JSON.stringify([new Date(row.day).getTime(), row.dimension]);
+    mixed.set(key, (mixed.get(key) ?? new Set()).add(profileOf.get(Number(row.ordinal)) ?? "unnumbered"));
+  }
+  return { values: sortedSets(values), mixed: sortedSets(mixed) };
+}
+
+const sortedSets = (sets: Map<string, Set<string>>) =>
+  new Map([...sets].map(([key, set]) => [key, [...set].sort()]));
