@@ -61,8 +61,8 @@ export async function expectedBitStrings(db: Database, projectId: string, timezo
         const prefix = prefixedBy ? notSet(row[prefixedBy]) : null;
         add(valueGroups, JSON.stringify([day, dimension, notSet(row[dimension]), prefix]), ordinal);
       }
-      for (const [measure, valueOf] of MEASURES) {
-        const value = valueOf(row);
+      for (const [measure, measureOf] of MEASURES) {
+        const value = measureOf(row);
         for (let slice = 0; value >> BigInt(slice) > 0n; slice++) {
           if ((value >> BigInt(slice)) & 1n) add(sliceGroups, JSON.stringify([day, measure, slice]), ordinal);
         }
