@@ -72,6 +72,20 @@ const COMBINATIONS: Array<[string, FilterInput[]]> = [
     "three filters",
     [is("country", "is", ["NO", "SE"]), is("device", "is", ["mobile"]), is("referrer_type", "isNotNull")],
   ],
+  ["a path and a country", [is("path", "is", ["/pricing"]), is("country", "isNot", ["US"])]],
+  [
+    "either of two paths and a device",
+    [is("path", "is", ["/pricing", "/cart"]), is("device", "is", ["desktop"])],
+  ],
+  ["a path containing o and an event name", [is("path", "contains", ["o"]), is("name", "is", ["purchase"])]],
+  [
+    "an event name, a path's start and a browser",
+    [
+      is("name", "startsWith", ["sign"]),
+      is("path", "startsWith", ["/d"]),
+      is("browser", "isNot", ["Chrome"]),
+    ],
+  ],
   [
     "three filters with a prefix and text operators",
     [is("city", "startsWith", ["S"]), is("browser", "is", ["Safari"]), is("utm_medium", "isNull")],
@@ -93,7 +107,9 @@ describe("which filters the bit strings answer", () => {
     }
     const not: FilterInput[][] = [
       [is("country", "is", ["NO"])],
-      [is("country", "is", ["NO"]), is("path", "is", ["/pricing"])],
+      [is("country", "is", ["NO"]), is("path", "isNot", ["/pricing"])],
+      [is("country", "is", ["NO"]), is("path", "isNull")],
+      [is("country", "is", ["NO"]), is("origin", "is", ["https://example.com"])],
       [is("country", "is", ["NO"]), is("properties.plan", "is", ["pro"])],
       [is("country", "is", ["NO", ""]), is("device", "is", ["mobile"])],
       [is("referrer_name", "regex", ["^$|^Goo"]), is("device", "is", ["mobile"])],

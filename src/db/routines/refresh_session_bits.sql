@@ -9,13 +9,15 @@
 -- A day is the project's own (its timezone, UTC when it has none). Its sessions are numbered 0…
 -- in start order (then id, in byte order), and every string of the day has a bit per session: one
 -- per value of each dimension of session_dimensions() (src/db/routines/session_dimensions.sql),
--- empty strings and NULL alike as "not set" (name NULL), and one per set bit of each summed
--- measure.
+-- empty strings and NULL alike as "not set" (name NULL), one per path its events carry and per
+-- event name it holds (dimensions 'path' and 'name', as in the rollups; no string for "not set"),
+-- and one per set bit of each summed measure.
 --
 -- Visitors are numbered per project in the order they were first seen, once (visitor_ordinals).
 -- A day's visitor strings set the bits of the visitors with a session of each value, in chunks of
 -- 65,536 visitors, a chunk stored only when it has one. The visitors with several values of a
--- dimension in one day are listed (visitor_day_mixed) for the query to check.
+-- dimension in one day are listed (visitor_day_mixed) for the query to check; for a path or an
+-- event name, those of whose sessions of the day some have the value and some do not.
 --
 -- A touched day is rebuilt whole: a session that arrives late in a day's order (a late earlier
 -- event) renumbers the sessions after it, so no string of that day can be kept. A day of a project
@@ -34,26 +36,29 @@ DECLARE
   sessions_of text := 'SELECT s.project_id, date_trunc(''day'', s.started_at, z.timezone) AS day,'
     ' (row_number() OVER (PARTITION BY s.project_id, date_trunc(''day'', s.started_at, z.timezone)'
     ' ORDER BY s.started_at, s.id COLLATE "C") - 1)::integer AS ordinal, o.ordinal AS visitor,'
-    ' s.is_bounce, s.duration_ms, s.screen_view_count, s.revenue'
+    ' s.id AS session_id, s.started_at, s.is_bounce, s.duration_ms, s.screen_view_count, s.revenue'
     || (SELECT string_agg(format(', nullif(s.%1$I, '''') AS %1$I', d.dimension), '') FROM session_dimensions() AS d)
     || ' FROM %1$s JOIN visitor_ordinals o ON o.project_id = s.project_id AND o.profile_id = s.profile_id WHERE %2$s';
-  -- One group per (day, value) of each dimension: the ordinals of its sessions.
+  -- One group per (day, value) of each dimension, the paths and names too: the ordinals of its sessions.
   value_groups text := (SELECT string_agg(format('SELECT project_id, day, %1$L AS dimension, %1$I AS name,'
       ' %2$s AS prefix, array_agg(ordinal) AS ordinals FROM bit_sessions GROUP BY 1, 2, 4, 5',
       d.dimension, coalesce(quote_ident(d.prefix), 'NULL::text')), ' UNION ALL ')
-    FROM session_dimensions() AS d);
+    FROM session_dimensions() AS d)
+    || ' UNION ALL SELECT project_id, day, dimension, name, NULL::text, array_agg(ordinal) FROM bit_values GROUP BY 1, 2, 3, 4';
   -- One group per (day, value, chunk) of each dimension: its visitors' offsets in the chunk.
   visitor_groups text := (SELECT string_agg(format('SELECT project_id, day, %1$L AS dimension, %1$I AS name,'
       ' visitor / %2$s AS chunk, array_agg(DISTINCT visitor %% %2$s) AS ordinals FROM bit_sessions GROUP BY 1, 2, 4, 5',
       d.dimension, chunk_bits), ' UNION ALL ')
-    FROM session_dimensions() AS d);
+    FROM session_dimensions() AS d)
+    || format(' UNION ALL SELECT project_id, day, dimension, name, visitor / %1$s, array_agg(DISTINCT visitor %% %1$s)'
+      ' FROM bit_values GROUP BY 1, 2, 3, 4, 5', chunk_bits);
   -- The visitors of a day with more than one value of a dimension, NULL (not set) one of them.
   mixed_visitors text := (SELECT string_agg(format('SELECT project_id, day, %1$L AS dimension, visitor FROM bit_repeats'
       ' GROUP BY 1, 2, 4 HAVING count(DISTINCT %1$I) + max((%1$I IS NULL)::integer) > 1', d.dimension), ' UNION ALL ')
     FROM session_dimensions() AS d);
 BEGIN
   DROP TABLE IF EXISTS pg_temp.bit_zones, pg_temp.bit_days, pg_temp.bit_sessions, pg_temp.bit_day_sizes,
-    pg_temp.bit_repeats;
+    pg_temp.bit_values, pg_temp.bit_repeats;
   -- Each project's zone, and whether all of its days are rebuilt (src/db/routines/derived_zones.sql).
   CREATE TEMPORARY TABLE bit_zones ON COMMIT DROP AS SELECT * FROM derived_zones(rebuild_all);
   -- The other projects' days that a touched session was in, before this run or now.
@@ -102,6 +107,16 @@ BEGIN
     ' AND s.started_at < ((d.day AT TIME ZONE z.timezone)::date + 1)::timestamp AT TIME ZONE z.timezone', 'true');
   CREATE TEMPORARY TABLE bit_day_sizes ON COMMIT DROP AS
   SELECT project_id, day, count(*)::integer AS sessions FROM bit_sessions GROUP BY 1, 2;
+  -- Each session under each path its pages hold (once, whatever the origin) and each event name it
+  -- holds, found through the session's start as the stored pages and names are indexed.
+  CREATE TEMPORARY TABLE bit_values ON COMMIT DROP AS
+  SELECT DISTINCT s.project_id, s.day, s.ordinal, s.visitor, 'path' AS dimension, p.path AS name
+  FROM bit_sessions s JOIN session_pages p ON p.project_id = s.project_id AND p.started_at = s.started_at
+    AND p.session_id = s.session_id AND p.path <> ''
+  UNION ALL
+  SELECT s.project_id, s.day, s.ordinal, s.visitor, 'name', n.name
+  FROM bit_sessions s JOIN session_names n ON n.project_id = s.project_id AND n.started_at = s.started_at
+    AND n.session_id = s.session_id AND n.name <> '';
 
   EXECUTE 'INSERT INTO session_day_bits (project_id, day, dimension, name, prefix, sessions)'
     ' SELECT g.project_id, g.day, g.dimension, g.name, g.prefix, ordinal_bits(g.ordinals, n.sessions)'
@@ -131,5 +146,13 @@ BEGIN
   JOIN (SELECT project_id, day, visitor FROM bit_sessions GROUP BY 1, 2, 3 HAVING count(*) > 1) AS r
     ON r.project_id = s.project_id AND r.day = s.day AND r.visitor = s.visitor;
   EXECUTE 'INSERT INTO visitor_day_mixed (project_id, day, dimension, ordinal) ' || mixed_visitors;
+  -- A path or name that some of a visitor's sessions of the day hold and others do not.
+  INSERT INTO visitor_day_mixed (project_id, day, dimension, ordinal)
+  SELECT DISTINCT v.project_id, v.day, v.dimension, v.visitor
+  FROM bit_values v
+  JOIN (SELECT project_id, day, visitor, count(*) AS sessions FROM bit_repeats GROUP BY 1, 2, 3) AS r
+    ON r.project_id = v.project_id AND r.day = v.day AND r.visitor = v.visitor
+  GROUP BY v.project_id, v.day, v.dimension, v.name, v.visitor, r.sessions
+  HAVING count(*) < r.sessions;
 END;
 $fn$;

@@ -210,15 +210,43 @@ export function dimensionFilter(scope: SessionScope): DimensionFilter | undefine
 export const MAX_BIT_STRING_FILTERS = 3;
 
 /**
+ * The operators on a path or an event name that the bit strings answer: those that keep only
+ * sessions holding a matching value. (`isNot` and `doesNotContain` also keep a session for an event
+ * without a path, which has no string; `isNull` and `isNotNull` ask about those events.)
+ */
+const HELD_VALUE_OPERATORS: ReadonlySet<string> = new Set([
+  "is",
+  "contains",
+  "startsWith",
+  "endsWith",
+  "regex",
+]);
+
+/**
+ * A filter the bit strings answer: one on a breakdown dimension (sessionAttributeFilter), or on
+ * the paths or event names a session holds with an operator of HELD_VALUE_OPERATORS. A session has
+ * a string under each of its paths and names, so the OR of the strings of the values a filter
+ * matches is the sessions holding any of them, which is what the filter keeps.
+ */
+function bitStringFilter(scope: SessionScope, filter: Filter): DimensionFilter | undefined {
+  const { field } = filter;
+  if (field.kind === "column" && isMultiValuedDimension(field.column)) {
+    return HELD_VALUE_OPERATORS.has(filter.operator) && rolledUpValues(scope, filter)
+      ? { dimension: field.column, filter }
+      : undefined;
+  }
+  return sessionAttributeFilter(scope, filter);
+}
+
+/**
  * The filters when the bit strings per day over sessions answer (session-bits.ts): two or three
- * filters, each on one of the 18 breakdown dimensions with the rules of one filter, two of them on
- * the same dimension included. One filter has the rollups; paths and event names are not in the
- * strings.
+ * filters, each one bitStringFilter answers, two of them on the same dimension included. One
+ * filter has the rollups.
  */
 export function bitStringFilters(scope: SessionScope): DimensionFilter[] | undefined {
   if (!scope.rollups || scope.filters.length < 2 || scope.filters.length > MAX_BIT_STRING_FILTERS)
     return undefined;
-  const filters = scope.filters.map((filter) => sessionAttributeFilter(scope, filter));
+  const filters = scope.filters.map((filter) => bitStringFilter(scope, filter));
   return filters.every((filter) => filter !== undefined) ? filters : undefined;
 }
 

@@ -37,9 +37,22 @@ function add(groups: Map<string, number[]>, key: string, ordinal: number): void 
   groups.set(key, ordinals);
 }
 
+/** Each session's paths (its pages') and event names, not set left out: the multi-valued dimensions. */
+async function heldValues(db: Database, projectId: string): Promise<Map<string, Array<[string, string]>>> {
+  const result = await db.execute<{ session_id: string; dimension: string; name: string }>(sql`
+    select distinct session_id, 'path' as dimension, path as name from session_pages where project_id = ${projectId} and path <> ''
+    union all
+    select distinct session_id, 'name', name from session_names where project_id = ${projectId} and name <> ''`);
+  const held = new Map<string, Array<[string, string]>>();
+  for (const row of result.rows)
+    held.set(row.session_id, [...(held.get(row.session_id) ?? []), [row.dimension, row.name]]);
+  return held;
+}
+
 /** What the strings of a project must be: its sessions numbered per local day in start order, then id. */
 export async function expectedBitStrings(db: Database, projectId: string, timezone: string) {
   const result = await db.execute<SessionRow>(sql`select * from sessions where project_id = ${projectId}`);
+  const held = await heldValues(db, projectId);
   const days = new Map<number, SessionRow[]>();
   for (const row of result.rows) {
     const day = startOfLocalDay(new Date(String(row.started_at)).getTime(), timezone);
@@ -60,6 +73,9 @@ export async function expectedBitStrings(db: Database, projectId: string, timezo
         const prefixedBy = DIMENSION_PREFIXES[dimension];
         const prefix = prefixedBy ? notSet(row[prefixedBy]) : null;
         add(valueGroups, JSON.stringify([day, dimension, notSet(row[dimension]), prefix]), ordinal);
+      }
+      for (const [dimension, name] of held.get(String(row.id)) ?? []) {
+        add(valueGroups, JSON.stringify([day, dimension, name, null]), ordinal);
       }
       for (const [measure, measureOf] of MEASURES) {
         const value = measureOf(row);
@@ -106,8 +122,12 @@ export async function storedBitStrings(db: Database, projectId: string) {
  */
 export async function expectedVisitorSets(db: Database, projectId: string, timezone: string) {
   const result = await db.execute<SessionRow>(sql`select * from sessions where project_id = ${projectId}`);
+  const held = await heldValues(db, projectId);
   const values = new Map<string, Set<string>>();
   const seen = new Map<string, Set<string | null>>();
+  // Per (day, visitor): its sessions, and per path or name how many of them hold it.
+  const sessionsOf = new Map<string, number>();
+  const holding = new Map<string, number>();
   for (const row of result.rows) {
     const day = startOfLocalDay(new Date(String(row.started_at)).getTime(), timezone);
     const profile = String(row.profile_id);
@@ -117,8 +137,22 @@ export async function expectedVisitorSets(db: Database, projectId: string, timez
       const visitorDay = JSON.stringify([day, dimension, profile]);
       seen.set(visitorDay, (seen.get(visitorDay) ?? new Set()).add(notSet(row[dimension])));
     }
+    const visitorDay = JSON.stringify([day, profile]);
+    sessionsOf.set(visitorDay, (sessionsOf.get(visitorDay) ?? 0) + 1);
+    for (const [dimension, name] of held.get(String(row.id)) ?? []) {
+      const key = JSON.stringify([day, dimension, name]);
+      values.set(key, (values.get(key) ?? new Set()).add(profile));
+      const value = JSON.stringify([day, profile, dimension, name]);
+      holding.set(value, (holding.get(value) ?? 0) + 1);
+    }
   }
   const mixed = new Map<string, Set<string>>();
+  for (const [value, count] of holding) {
+    const [day, profile, dimension] = JSON.parse(value) as [number, string, string];
+    if (count === sessionsOf.get(JSON.stringify([day, profile]))) continue;
+    const key = JSON.stringify([day, dimension]);
+    mixed.set(key, (mixed.get(key) ?? new Set()).add(profile));
+  }
   for (const [visitorDay, names] of seen) {
     if (names.size < 2) continue;
     const [day, dimension, profile] = JSON.parse(visitorDay) as [number, string, string];
