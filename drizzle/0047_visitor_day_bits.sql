@@ -12,6 +12,7 @@ CREATE TABLE "visitor_day_mixed" (
 	"day" timestamp (3) with time zone NOT NULL,
 	"dimension" text NOT NULL,
 	"ordinal" integer NOT NULL,
+	"sessions" integer[] NOT NULL,
 	CONSTRAINT "visitor_day_mixed_project_id_day_dimension_ordinal_pk" PRIMARY KEY("project_id","day","dimension","ordinal")
 );
 --> statement-breakpoint

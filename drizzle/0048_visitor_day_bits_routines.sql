@@ -53,8 +53,8 @@ DECLARE
     || format(' UNION ALL SELECT project_id, day, dimension, name, visitor / %1$s, array_agg(DISTINCT visitor %% %1$s)'
       ' FROM bit_values GROUP BY 1, 2, 3, 4, 5', chunk_bits);
   -- The visitors of a day with more than one value of a dimension, NULL (not set) one of them.
-  mixed_visitors text := (SELECT string_agg(format('SELECT project_id, day, %1$L AS dimension, visitor FROM bit_repeats'
-      ' GROUP BY 1, 2, 4 HAVING count(DISTINCT %1$I) + max((%1$I IS NULL)::integer) > 1', d.dimension), ' UNION ALL ')
+  mixed_visitors text := (SELECT string_agg(format('SELECT project_id, day, %1$L AS dimension, visitor,'
+      ' max(visitor_sessions) FROM bit_repeats GROUP BY 1, 2, 4 HAVING count(DISTINCT %1$I) + max((%1$I IS NULL)::integer) > 1', d.dimension), ' UNION ALL ')
     FROM session_dimensions() AS d);
 BEGIN
   DROP TABLE IF EXISTS pg_temp.bit_zones, pg_temp.bit_days, pg_temp.bit_sessions, pg_temp.bit_day_sizes,
@@ -140,20 +140,23 @@ BEGIN
   EXECUTE 'INSERT INTO visitor_day_bits (project_id, day, dimension, name, chunk, visitors)'
     ' SELECT g.project_id, g.day, g.dimension, g.name, g.chunk, ordinal_bits(g.ordinals, ' || chunk_bits || ')'
     ' FROM (' || visitor_groups || ') AS g';
-  -- Only a visitor with two sessions or more in a day can have two values in it.
+  -- Only a visitor with two sessions or more in a day can have two values in it. The listed
+  -- visitors carry the day ordinals of their sessions, so the query checks them against the day's
+  -- matching sessions without reading any session.
   CREATE TEMPORARY TABLE bit_repeats ON COMMIT DROP AS
-  SELECT s.* FROM bit_sessions s
-  JOIN (SELECT project_id, day, visitor FROM bit_sessions GROUP BY 1, 2, 3 HAVING count(*) > 1) AS r
+  SELECT s.*, r.sessions AS visitor_sessions FROM bit_sessions s
+  JOIN (SELECT project_id, day, visitor, array_agg(ordinal ORDER BY ordinal) AS sessions FROM bit_sessions
+    GROUP BY 1, 2, 3 HAVING count(*) > 1) AS r
     ON r.project_id = s.project_id AND r.day = s.day AND r.visitor = s.visitor;
-  EXECUTE 'INSERT INTO visitor_day_mixed (project_id, day, dimension, ordinal) ' || mixed_visitors;
+  EXECUTE 'INSERT INTO visitor_day_mixed (project_id, day, dimension, ordinal, sessions) ' || mixed_visitors;
   -- A path or name that some of a visitor's sessions of the day hold and others do not.
-  INSERT INTO visitor_day_mixed (project_id, day, dimension, ordinal)
-  SELECT DISTINCT v.project_id, v.day, v.dimension, v.visitor
+  INSERT INTO visitor_day_mixed (project_id, day, dimension, ordinal, sessions)
+  SELECT DISTINCT v.project_id, v.day, v.dimension, v.visitor, r.sessions
   FROM bit_values v
-  JOIN (SELECT project_id, day, visitor, count(*) AS sessions FROM bit_repeats GROUP BY 1, 2, 3) AS r
+  JOIN (SELECT project_id, day, visitor, max(visitor_sessions) AS sessions FROM bit_repeats GROUP BY 1, 2, 3) AS r
     ON r.project_id = v.project_id AND r.day = v.day AND r.visitor = v.visitor
   GROUP BY v.project_id, v.day, v.dimension, v.name, v.visitor, r.sessions
-  HAVING count(*) < r.sessions;
+  HAVING count(*) < cardinality(r.sessions);
 END;
 $fn$;
 --> statement-breakpoint

@@ -6,7 +6,7 @@ import { assertValidRegexes } from "../../src/queries/filter-conditions";
 import { sessionBreakdown } from "../../src/queries/insights/breakdowns";
 import { sessionMetrics } from "../../src/queries/insights/metrics";
 import { bitStringFilters, type SessionScope } from "../../src/queries/insights/model";
-import { bitStringsCover } from "../../src/queries/insights/session-bits";
+import { bitStringsCover } from "../../src/queries/insights/session-masks";
 import { COVERED_FILTERS, is } from "../support/dimension-filter-cases";
 import { createOrganization, type EventInput, insertEvents, uniqueId } from "../support/factories";
 import { type FilterInput, parse } from "../support/filter-input";

@@ -104,9 +104,10 @@ export const visitorDayBits = pgTable(
 
 /**
  * The visitors whose sessions of one day have more than one value of a dimension (not set counts
- * as a value). The AND of two filters' visitor strings counts such a visitor when one session
- * matches one filter and another session the other; the few listed here are checked against their
- * sessions (src/queries/insights/combined-visitors.ts).
+ * as a value; for a path or an event name, some of the sessions hold it and some do not). The AND
+ * of two filters' visitor strings counts such a visitor when one session matches one filter and
+ * another session the other; those listed here are checked against the day's matching sessions
+ * through their sessions' day ordinals (src/queries/insights/combined-visitors.ts).
  */
 export const visitorDayMixed = pgTable(
   "visitor_day_mixed",
@@ -115,6 +116,8 @@ export const visitorDayMixed = pgTable(
     day: unitStart("day"),
     dimension: text("dimension").notNull(),
     ordinal: integer("ordinal").notNull(),
+    /** The day ordinals of the visitor's sessions that day. */
+    sessions: integer("sessions").array().notNull(),
   },
   (t) => [primaryKey({ columns: [t.projectId, t.day, t.dimension, t.ordinal] })],
 );

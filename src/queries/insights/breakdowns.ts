@@ -16,7 +16,8 @@ import {
 import { pairBreakdown } from "./pair-breakdown";
 import { rankedBreakdown } from "./ranked-rows";
 import { rolledUpBreakdown } from "./rollups";
-import { bitStringsCover, maskedBreakdownRows } from "./session-bits";
+import { maskedBreakdownRows } from "./session-bits";
+import { bitStringsCover } from "./session-masks";
 import { metricColumns, sessionsInScope } from "./session-scope";
 
 /**

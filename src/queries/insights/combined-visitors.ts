@@ -8,9 +8,10 @@ import {
   visitorDayMixed,
   visitorOrdinals,
 } from "../../db/schema";
-import { dimensionValueCondition, sessionConditions } from "../filter-conditions";
+import { dimensionValueCondition } from "../filter-conditions";
 import { timestampArray, toNumber } from "../sql-helpers";
 import type { DimensionFilter, Numeric, SessionScope } from "./model";
+import { dayMasks } from "./session-masks";
 import type { VisitorCounts } from "./visitors";
 
 /**
@@ -21,9 +22,10 @@ import type { VisitorCounts } from "./visitors";
  *
  * The AND per day also finds a visitor whose sessions of a day match the filters only between
  * them (a Norwegian session and another on mobile, none both). Such a visitor has two values of
- * a filtered dimension that day, so is listed in visitor_day_mixed; each listed visitor the
- * strings count is checked against its sessions, and those with no session that matches every
- * filter in a bucket are taken off that bucket's count.
+ * a filtered dimension that day, so is listed in visitor_day_mixed with the day ordinals of its
+ * sessions. A listed visitor counts on that day only if one of those sessions is in the day's
+ * mask (session-masks.ts); a visitor the strings count in a bucket on no such day is taken off
+ * the bucket's count. No session is read.
  */
 export async function combinedVisitors(
   db: Database,
@@ -45,7 +47,10 @@ export async function combinedVisitors(
   const counts = (ordinal: SQL | AnyPgColumn) =>
     sql`get_bit(x.visitors, ${ordinal} % ${VISITOR_CHUNK_BITS}) = 1`;
   const m = visitorDayMixed;
-  const o = visitorOrdinals;
+  const dimensions = sql.join(
+    filters.map(({ dimension }) => sql`${dimension}`),
+    sql`, `,
+  );
   const result = await db.execute<{ bucket: number; visitors: Numeric }>(sql`
     with matched as materialized (
       select width_bucket(day, ${edges}) as bucket, day, chunk, bit_and(visitors) as visitors
@@ -58,28 +63,41 @@ export async function combinedVisitors(
     ),
     suspects as (
       select distinct ${m.ordinal} as ordinal from ${m}
-      join matched x on x.day = ${m.day} and x.chunk = ${chunkOf(m.ordinal)} and ${counts(m.ordinal)}
+      join matched x on x.day = ${m.day}
+        and ${m.ordinal} between x.chunk * ${VISITOR_CHUNK_BITS} and x.chunk * ${VISITOR_CHUNK_BITS} + ${VISITOR_CHUNK_BITS - 1}
+        and ${counts(m.ordinal)}
       where ${m.projectId} = ${scope.projectId} and ${m.day} >= ${window.start} and ${m.day} < ${window.end}
-        and ${m.dimension} in (${sql.join(
-          filters.map(({ dimension }) => sql`${dimension}`),
-          sql`, `,
-        )})
+        and ${m.dimension} in (${dimensions})
     ),
-    suspects_counted as (
-      select distinct s.ordinal, x.bucket from suspects s join matched x on x.chunk = ${chunkOf(sql`s.ordinal`)} and ${counts(sql`s.ordinal`)}
+    -- The suspects of each chunk as one list: each matched string is joined to its chunk's list
+    -- (joined one suspect at a time, the planner tested every suspect against every string).
+    suspect_chunks as materialized (
+      select ${chunkOf(sql`ordinal`)} as chunk, array_agg(ordinal) as ordinals from suspects group by 1
     ),
-    suspects_matching as (
-      select distinct s.ordinal, width_bucket(${sessions.startedAt}, ${edges}) as bucket
-      from suspects s
-      join ${o} on ${o.projectId} = ${scope.projectId} and ${o.ordinal} = s.ordinal
-      join ${sessions} on ${sessions.projectId} = ${scope.projectId} and ${sessions.profileId} = ${o.profileId}
-      where ${sessionConditions(scope.filters, { window })}
-        and ${sessions.startedAt} >= ${window.start} and ${sessions.startedAt} < ${window.end}
+    -- The day's matching sessions, to check the suspects against.
+    masks as materialized (${dayMasks(scope, filters, scope.window)}),
+    -- Each day the strings count a suspect, and whether that is sure: it has one value of every
+    -- filtered dimension that day (all its sessions then match), or one of its sessions matches.
+    suspect_days as materialized (
+      select s.ordinal, x.bucket, not exists (
+        select 1 from ${m} where ${m.projectId} = ${scope.projectId} and ${m.day} = x.day
+          and ${m.ordinal} = s.ordinal and ${m.dimension} in (${dimensions})
+      ) or exists (
+        select 1 from ${m} join masks k on k.day = ${m.day} cross join lateral unnest(${m.sessions}) as t(session)
+        where ${m.projectId} = ${scope.projectId} and ${m.day} = x.day and ${m.ordinal} = s.ordinal
+          and ${m.dimension} in (${dimensions}) and get_bit(k.mask, t.session) = 1
+      ) as sure
+      from matched x join suspect_chunks c on c.chunk = x.chunk
+      cross join lateral unnest(c.ordinals) as s(ordinal)
+      where ${counts(sql`s.ordinal`)}
     ),
+    -- Counted by the strings on days that are not sure only, in a bucket and in the window.
     overcounted as (
-      select bucket, -count(*) as visitors from (select * from suspects_counted except select * from suspects_matching) as wrong group by bucket
+      select bucket, -count(*) as visitors from (
+        select ordinal, bucket from suspect_days group by ordinal, bucket having not bool_or(sure)
+      ) as wrong group by bucket
       union all
-      select 0, -count(*) from (select ordinal from suspects_counted except select ordinal from suspects_matching) as wrong
+      select 0, -count(*) from (select ordinal from suspect_days group by ordinal having not bool_or(sure)) as wrong
     )
     select bucket, sum(visitors) as visitors from (select * from counted union all select * from overcounted) as parts group by bucket`);
   return new Map(result.rows.map((row) => [Number(row.bucket), toNumber(row.visitors)]));

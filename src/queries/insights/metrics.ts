@@ -9,7 +9,8 @@ import {
   toBucketMetrics,
 } from "./model";
 import { rolledUpSessionMetrics } from "./rollups";
-import { bitStringsCover, combinedFilterMetrics } from "./session-bits";
+import { combinedFilterMetrics } from "./session-bits";
+import { bitStringsCover } from "./session-masks";
 import { metricColumns, sessionsByBucket } from "./session-scope";
 
 /**

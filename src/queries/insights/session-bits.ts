@@ -5,9 +5,9 @@ import type { BreakdownDimension } from "../../lib/dimensions";
 import { dimensionValueCondition } from "../filter-conditions";
 import { rankOrder } from "../sql-helpers";
 import { combinedVisitors } from "./combined-visitors";
-import type { DimensionFilter, MetricsAnswer, Page, SessionScope, TimeWindow } from "./model";
+import type { DimensionFilter, MetricsAnswer, Page, SessionScope } from "./model";
 import { summedSessionMetrics, withVisitors } from "./rollups";
-import { projectDaysBuilt, wholeProjectDays } from "./window-rows";
+import { dayMasks } from "./session-masks";
 
 /**
  * Two or three filters at once, from the bit strings per project day over the day's sessions
@@ -17,46 +17,23 @@ import { projectDaysBuilt, wholeProjectDays } from "./window-rows";
  * per session. The strings cover whole project days, so the window must be made of them.
  */
 
-/** Whether the window is whole project days that no bucket edge cuts, with their strings built. */
-export async function bitStringsCover(
-  db: Database,
-  scope: SessionScope,
-  buckets: readonly number[],
-): Promise<boolean> {
-  const whole = wholeProjectDays(scope, buckets);
-  if (whole.start !== scope.window.start || whole.end !== scope.window.end) return false;
-  return projectDaysBuilt(db, scope);
-}
-
-/** The masks of the window's days: `day`, `mask`; a day where some filter keeps nothing has none. */
-function dayMasks(scope: SessionScope, filters: readonly DimensionFilter[], window: TimeWindow): SQL {
-  const b = sessionDayBits;
-  const kept = filters.map(
-    ({ dimension, filter }, index) => sql`
-      select ${index} as filter, ${b.day} as day, ${b.sessions} as sessions from ${b}
-      where ${b.projectId} = ${scope.projectId} and ${b.dimension} = ${dimension}
-        and ${b.day} >= ${new Date(window.start)} and ${b.day} < ${new Date(window.end)}
-        and ${dimensionValueCondition(filter, b.name)}`,
-  );
-  return sql`
-    select day, bit_and(sessions) as mask
-    from (select filter, day, bit_or(sessions) as sessions from (${sql.join(kept, sql` union all `)}) as kept group by filter, day) as per_filter
-    group by day having count(*) = ${filters.length}`;
-}
-
 /**
- * The sums of the sessions in `matched` (a bit string of the day `day`) as the rollups' columns:
- * one pass over the day's slices. A slice's weight is 2^slice; revenue is its positive part less
- * its refunds.
+ * The sums of the sessions in `matched` (a bit string of the day `day`, a column so that it is
+ * computed once) as the rollups' columns: one AND and count per slice of the day, weighted by
+ * 2^slice and summed per measure first (pivoted from the rows of a subquery, each FILTER would
+ * compute its ANDs again). Revenue is its positive part less its refunds.
  */
 function maskedSums(scope: SessionScope, day: SQL, matched: SQL): SQL {
   const s = sessionDaySlices;
-  const sum = (measure: string) =>
-    sql`coalesce(sum(bit_count(${matched} & ${s.sessions})::numeric * (1::bigint << ${s.slice})) filter (where ${s.measure} = ${measure}), 0)`;
+  const sum = (measure: string) => sql`coalesce(sum(weight) filter (where measure = ${measure}), 0)`;
   return sql`(
     select ${sum("bounce")} as bounces, ${sum("screen_views")} as screen_views, ${sum("duration_ms")} as duration_ms,
       ${sum("timed")} as timed_sessions, ${sum("revenue")} - ${sum("refunds")} as revenue
-    from ${s} where ${s.projectId} = ${scope.projectId} and ${s.day} = ${day}
+    from (
+      select ${s.measure} as measure, sum(bit_count(${matched} & ${s.sessions})::numeric * (1::bigint << ${s.slice})) as weight
+      from ${s} where ${s.projectId} = ${scope.projectId} and ${s.day} = ${day}
+      group by ${s.measure}
+    ) as per_measure
   )`;
 }
 
@@ -86,20 +63,28 @@ export function maskedBreakdownRows(
 ): SQL {
   const v = sessionDayBits;
   const values = sql`${v.projectId} = ${scope.projectId} and ${v.dimension} = ${dimension}`;
-  const count = sql`sum(bit_count(m.mask & ${v.sessions}))`;
+  const count = sql`sum(sessions)`;
   return sql`(
     with masks as materialized (${dayMasks(scope, filters, scope.window)}),
+    -- Materialized: flattened into the ranking, its strings would be sorted before they are counted.
+    counted as materialized (
+      select ${v.name} as name, ${v.prefix} as prefix, bit_count(m.mask & ${v.sessions}) as sessions
+      from masks m join ${v} on ${values} and ${v.day} = m.day
+    ),
     ranked as materialized (
-      select ${v.name} as name, ${v.prefix} as prefix from masks m join ${v} on ${values} and ${v.day} = m.day
-      group by ${v.name}, ${v.prefix} having ${count} > 0
-      order by ${sql.join(rankOrder(count, v.name, v.prefix), sql`, `)}
+      select name, prefix from counted
+      group by name, prefix having ${count} > 0
+      order by ${sql.join(rankOrder(count, sql`name`, sql`prefix`), sql`, `)}
       limit ${page.limit + 1} offset ${page.offset}
+    ),
+    hits as materialized (
+      select r.name, r.prefix, m.day, m.mask & ${v.sessions} as hit
+      from ranked r
+      join ${v} on ${values} and ${v.name} is not distinct from r.name and ${v.prefix} is not distinct from r.prefix
+      join masks m on m.day = ${v.day}
     )
-    select r.name, r.prefix, bit_count(m.mask & ${v.sessions}) as sessions, sums.*
-    from ranked r
-    join ${v} on ${values} and ${v.name} is not distinct from r.name and ${v.prefix} is not distinct from r.prefix
-    join masks m on m.day = ${v.day}
-    cross join lateral ${maskedSums(scope, sql`m.day`, sql`m.mask & ${v.sessions}`)} as sums
+    select h.name, h.prefix, bit_count(h.hit) as sessions, sums.*
+    from hits h cross join lateral ${maskedSums(scope, sql`h.day`, sql`h.hit`)} as sums
   ) as rows`;
 }
 
