@@ -1,13 +1,7 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import type { Database } from "../../db/client";
-import {
-  sessions,
-  VISITOR_CHUNK_BITS,
-  visitorDayBits,
-  visitorDayMixed,
-  visitorOrdinals,
-} from "../../db/schema";
+import { VISITOR_CHUNK_BITS, visitorDayBits, visitorDayMixed } from "../../db/schema";
 import { dimensionValueCondition } from "../filter-conditions";
 import { timestampArray, toNumber } from "../sql-helpers";
 import type { DimensionFilter, Numeric, SessionScope } from "./model";

@@ -2,7 +2,6 @@ import { type SQL, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { sessionDayBits, sessionDaySlices } from "../../db/schema";
 import type { BreakdownDimension } from "../../lib/dimensions";
-import { dimensionValueCondition } from "../filter-conditions";
 import { rankOrder } from "../sql-helpers";
 import { combinedVisitors } from "./combined-visitors";
 import type { DimensionFilter, MetricsAnswer, Page, SessionScope } from "./model";
