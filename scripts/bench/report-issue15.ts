@@ -253,8 +253,8 @@ const ANSWERED_BY: Record<FilterCaseKind, string> = {
     "day and value; other breakdowns from the pair rollups; /pages from the page rollups per value",
   isNot: "pre-aggregated, like one filter (the values it keeps are resolved against the rollup rows)",
   text: "pre-aggregated, like one filter (a text operator is applied to the dimension's values in the rollup rows)",
-  two: "the exact path: the window's sessions (BRIN range on their start), every filter tested on each",
-  three: "the exact path, as for two filters",
+  two: "bit strings per day: /metrics and the breakdowns from the session strings (AND of the filters' strings, bit-sliced sums) and the visitor strings; /pages the exact path (the window's session pages, every filter tested on each)",
+  three: "bit strings per day, as for two filters (/pages the exact path)",
   path:
     "pre-aggregated, like one filter: the rows of the `path` dimension (a session under each path its events " +
     "carry) in the session, pair and page rollups and the visitor sketches per day and value",
