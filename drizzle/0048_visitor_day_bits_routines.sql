@@ -32,13 +32,16 @@ AS $fn$
 DECLARE
   chunk_bits constant integer := 65536;
   -- The sessions of the days to build, numbered per day, with their visitor's number; %1$s is the
-  -- FROM clause that yields them as `s` with their project's zone as `z`, %2$s its condition.
+  -- FROM clause that yields them as `s` with their project's zone as `z`, %2$s its condition. The
+  -- number is looked up per session: joined, the planner read every session of the project
+  -- against every visitor before it kept a day's (6 s of a 9.6 s run at 10M events).
   sessions_of text := 'SELECT s.project_id, date_trunc(''day'', s.started_at, z.timezone) AS day,'
     ' (row_number() OVER (PARTITION BY s.project_id, date_trunc(''day'', s.started_at, z.timezone)'
-    ' ORDER BY s.started_at, s.id COLLATE "C") - 1)::integer AS ordinal, o.ordinal AS visitor,'
+    ' ORDER BY s.started_at, s.id COLLATE "C") - 1)::integer AS ordinal,'
+    ' (SELECT o.ordinal FROM visitor_ordinals o WHERE o.project_id = s.project_id AND o.profile_id = s.profile_id) AS visitor,'
     ' s.id AS session_id, s.started_at, s.is_bounce, s.duration_ms, s.screen_view_count, s.revenue'
     || (SELECT string_agg(format(', nullif(s.%1$I, '''') AS %1$I', d.dimension), '') FROM session_dimensions() AS d)
-    || ' FROM %1$s JOIN visitor_ordinals o ON o.project_id = s.project_id AND o.profile_id = s.profile_id WHERE %2$s';
+    || ' FROM %1$s WHERE %2$s';
   -- One group per (day, value) of each dimension, the paths and names too: the ordinals of its sessions.
   value_groups text := (SELECT string_agg(format('SELECT project_id, day, %1$L AS dimension, %1$I AS name,'
       ' %2$s AS prefix, array_agg(ordinal) AS ordinals FROM bit_sessions GROUP BY 1, 2, 4, 5',
@@ -66,6 +69,9 @@ BEGIN
   SELECT DISTINCT z.project_id, date_trunc('day', t.started_at, z.timezone) AS day
   FROM (SELECT project_id, started_at FROM touched_before UNION ALL SELECT project_id, started_at FROM touched_after) AS t
   JOIN bit_zones z ON z.project_id = t.project_id AND NOT z.rebuilt;
+  -- Planned without statistics as a thousand days, the day's sessions were read by a merge join
+  -- from the day to the end of the project's data.
+  ANALYZE bit_zones, bit_days;
 
   IF rebuild_all THEN
     TRUNCATE session_day_bits, session_day_slices, visitor_ordinals, visitor_day_bits, visitor_day_mixed;
