@@ -71,17 +71,18 @@ export async function combinedVisitors(
     -- The day's matching sessions, to check the suspects against.
     masks as materialized (${dayMasks(scope, filters, scope.window)}),
     -- Each day the strings count a suspect, and whether that is sure: it has one value of every
-    -- filtered dimension that day (all its sessions then match), or one of its sessions matches.
+    -- filtered dimension that day (no listed row: all its sessions then match), or one of its
+    -- sessions is in the day's mask. The mask is joined once per matched string, not looked up
+    -- per suspect.
     suspect_days as materialized (
-      select s.ordinal, x.bucket, not exists (
-        select 1 from ${m} where ${m.projectId} = ${scope.projectId} and ${m.day} = x.day
-          and ${m.ordinal} = s.ordinal and ${m.dimension} in (${dimensions})
-      ) or exists (
-        select 1 from ${m} join masks k on k.day = ${m.day} cross join lateral unnest(${m.sessions}) as t(session)
+      select s.ordinal, x.bucket, coalesce((
+        select bool_or(get_bit(k.mask, t.session) = 1)
+        from ${m} cross join lateral unnest(${m.sessions}) as t(session)
         where ${m.projectId} = ${scope.projectId} and ${m.day} = x.day and ${m.ordinal} = s.ordinal
-          and ${m.dimension} in (${dimensions}) and get_bit(k.mask, t.session) = 1
-      ) as sure
-      from matched x join suspect_chunks c on c.chunk = x.chunk
+          and ${m.dimension} in (${dimensions})
+      ), true) as sure
+      from matched x join masks k on k.day = x.day
+      join suspect_chunks c on c.chunk = x.chunk
       cross join lateral unnest(c.ordinals) as s(ordinal)
       where ${counts(sql`s.ordinal`)}
     ),
