@@ -31,6 +31,8 @@ SET client_min_messages = warning
 AS $fn$
 DECLARE
   chunk_bits constant integer := 65536;
+  day_tables constant text[] := ARRAY['session_day_bits', 'session_day_slices', 'visitor_day_bits', 'visitor_day_mixed'];
+  day_table text;
   -- The sessions of the days to build, numbered per day, with their visitor's number; %1$s is the
   -- FROM clause that yields them as `s` with their project's zone as `z`, %2$s its condition. The
   -- number is looked up per session: joined, the planner read every session of the project
@@ -76,14 +78,11 @@ BEGIN
   IF rebuild_all THEN
     TRUNCATE session_day_bits, session_day_slices, visitor_ordinals, visitor_day_bits, visitor_day_mixed;
   ELSE
-    DELETE FROM session_day_bits b USING bit_zones z WHERE b.project_id = z.project_id AND z.rebuilt;
-    DELETE FROM session_day_slices b USING bit_zones z WHERE b.project_id = z.project_id AND z.rebuilt;
-    DELETE FROM visitor_day_bits b USING bit_zones z WHERE b.project_id = z.project_id AND z.rebuilt;
-    DELETE FROM visitor_day_mixed b USING bit_zones z WHERE b.project_id = z.project_id AND z.rebuilt;
-    DELETE FROM session_day_bits b USING bit_days d WHERE b.project_id = d.project_id AND b.day = d.day;
-    DELETE FROM session_day_slices b USING bit_days d WHERE b.project_id = d.project_id AND b.day = d.day;
-    DELETE FROM visitor_day_bits b USING bit_days d WHERE b.project_id = d.project_id AND b.day = d.day;
-    DELETE FROM visitor_day_mixed b USING bit_days d WHERE b.project_id = d.project_id AND b.day = d.day;
+    -- Every string table per day: all days of the projects rebuilt whole, the touched days of the others.
+    FOREACH day_table IN ARRAY day_tables LOOP
+      EXECUTE format('DELETE FROM %I b USING bit_zones z WHERE b.project_id = z.project_id AND z.rebuilt', day_table);
+      EXECUTE format('DELETE FROM %I b USING bit_days d WHERE b.project_id = d.project_id AND b.day = d.day', day_table);
+    END LOOP;
   END IF;
 
   -- Visitors not numbered yet (all of them on a full build) take the next numbers, in the order

@@ -1,11 +1,10 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import type { Database } from "../../db/client";
-import { VISITOR_CHUNK_BITS, visitorDayBits, visitorDayMixed } from "../../db/schema";
-import { dimensionValueCondition } from "../filter-conditions";
+import { VISITOR_CHUNK_BITS, visitorDayMixed } from "../../db/schema";
 import { timestampArray, toNumber } from "../sql-helpers";
 import type { DimensionFilter, Numeric, SessionScope } from "./model";
-import { dayMasks } from "./session-masks";
+import { dayMasks, dayVisitors } from "./session-masks";
 import type { VisitorCounts } from "./visitors";
 
 /**
@@ -27,16 +26,8 @@ export async function combinedVisitors(
   filters: readonly DimensionFilter[],
   buckets: number[],
 ): Promise<VisitorCounts> {
-  const v = visitorDayBits;
   const window = { start: new Date(scope.window.start), end: new Date(scope.window.end) };
   const edges = timestampArray(buckets);
-  const kept = filters.map(
-    ({ dimension, filter }, index) => sql`
-      select ${index} as filter, ${v.day} as day, ${v.chunk} as chunk, ${v.visitors} as visitors from ${v}
-      where ${v.projectId} = ${scope.projectId} and ${v.dimension} = ${dimension}
-        and ${v.day} >= ${window.start} and ${v.day} < ${window.end}
-        and ${dimensionValueCondition(filter, v.name)}`,
-  );
   const chunkOf = (ordinal: SQL | AnyPgColumn) => sql`${ordinal} / ${VISITOR_CHUNK_BITS}`;
   const counts = (ordinal: SQL | AnyPgColumn) =>
     sql`get_bit(x.visitors, ${ordinal} % ${VISITOR_CHUNK_BITS}) = 1`;
@@ -47,9 +38,8 @@ export async function combinedVisitors(
   );
   const result = await db.execute<{ bucket: number; visitors: Numeric }>(sql`
     with matched as materialized (
-      select width_bucket(day, ${edges}) as bucket, day, chunk, bit_and(visitors) as visitors
-      from (select filter, day, chunk, bit_or(visitors) as visitors from (${sql.join(kept, sql` union all `)}) as kept group by filter, day, chunk) as per_filter
-      group by day, chunk having count(*) = ${filters.length}
+      select width_bucket(day, ${edges}) as bucket, day, chunk, visitors
+      from (${dayVisitors(scope, filters, scope.window)}) as combined
     ),
     counted as (
       select case when grouping(bucket) = 1 then 0 else bucket end as bucket, bit_count(bit_or(visitors)) as visitors

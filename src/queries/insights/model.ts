@@ -207,7 +207,7 @@ export function dimensionFilter(scope: SessionScope): DimensionFilter | undefine
 }
 
 /** The most filters one request combines from the bit strings per day. */
-export const MAX_BIT_STRING_FILTERS = 3;
+const MAX_BIT_STRING_FILTERS = 3;
 
 /**
  * The operators on a path or an event name that the bit strings answer: those that keep only

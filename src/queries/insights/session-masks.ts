@@ -1,14 +1,15 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
-import { sessionDayBits } from "../../db/schema";
+import { sessionDayBits, visitorDayBits } from "../../db/schema";
 import { dimensionValueCondition } from "../filter-conditions";
 import type { DimensionFilter, SessionScope, TimeWindow } from "./model";
 import { projectDaysBuilt, wholeProjectDays } from "./window-rows";
 
 /**
- * The matching sessions of each day under two or three filters, from the session strings per
- * project day (src/db/routines/refresh_session_bits.sql): the day's mask. session-bits.ts sums
- * them, combined-visitors.ts checks visitors against them.
+ * The strings of two or three filters combined, per day (src/db/routines/refresh_session_bits.sql):
+ * the OR of the strings of the values each filter keeps, ANDed over the filters. Over the session
+ * strings that is the day's mask of matching sessions (session-bits.ts sums it); over the visitor
+ * strings, per chunk, the visitors with a session of each kept value (combined-visitors.ts).
  */
 
 /** Whether the window is whole project days that no bucket edge cuts, with their strings built. */
@@ -22,18 +23,47 @@ export async function bitStringsCover(
   return projectDaysBuilt(db, scope);
 }
 
-/** The masks of the window's days: `day`, `mask`; a day where some filter keeps nothing has none. */
-export function dayMasks(scope: SessionScope, filters: readonly DimensionFilter[], window: TimeWindow): SQL {
-  const b = sessionDayBits;
+/**
+ * The filters' strings of `table` in the window, combined per day (and per chunk of visitors):
+ * rows `day`, `chunk` (0 for session strings), `strings`. A day where some filter keeps nothing
+ * has no row.
+ */
+function combinedStrings(
+  scope: SessionScope,
+  filters: readonly DimensionFilter[],
+  window: TimeWindow,
+  table: typeof sessionDayBits | typeof visitorDayBits,
+): SQL {
+  const [chunk, strings] =
+    table === visitorDayBits
+      ? [visitorDayBits.chunk, visitorDayBits.visitors]
+      : [sql`0`, sessionDayBits.sessions];
   const kept = filters.map(
     ({ dimension, filter }, index) => sql`
-      select ${index} as filter, ${b.day} as day, ${b.sessions} as sessions from ${b}
-      where ${b.projectId} = ${scope.projectId} and ${b.dimension} = ${dimension}
-        and ${b.day} >= ${new Date(window.start)} and ${b.day} < ${new Date(window.end)}
-        and ${dimensionValueCondition(filter, b.name)}`,
+      select ${index} as filter, ${table.day} as day, ${chunk} as chunk, ${strings} as strings from ${table}
+      where ${table.projectId} = ${scope.projectId} and ${table.dimension} = ${dimension}
+        and ${table.day} >= ${new Date(window.start)} and ${table.day} < ${new Date(window.end)}
+        and ${dimensionValueCondition(filter, table.name)}`,
   );
   return sql`
-    select day, bit_and(sessions) as mask
-    from (select filter, day, bit_or(sessions) as sessions from (${sql.join(kept, sql` union all `)}) as kept group by filter, day) as per_filter
-    group by day having count(*) = ${filters.length}`;
+    select day, chunk, bit_and(strings) as strings
+    from (
+      select filter, day, chunk, bit_or(strings) as strings from (${sql.join(kept, sql` union all `)}) as kept
+      group by filter, day, chunk
+    ) as per_filter
+    group by day, chunk having count(*) = ${filters.length}`;
+}
+
+/** The masks of the window's days: `day`, `mask`. */
+export function dayMasks(scope: SessionScope, filters: readonly DimensionFilter[], window: TimeWindow): SQL {
+  return sql`select day, strings as mask from (${combinedStrings(scope, filters, window, sessionDayBits)}) as combined`;
+}
+
+/** The visitors of the window's days kept by every filter: `day`, `chunk`, `visitors`. */
+export function dayVisitors(
+  scope: SessionScope,
+  filters: readonly DimensionFilter[],
+  window: TimeWindow,
+): SQL {
+  return sql`select day, chunk, strings as visitors from (${combinedStrings(scope, filters, window, visitorDayBits)}) as combined`;
 }

@@ -49,15 +49,22 @@ async function heldValues(db: Database, projectId: string): Promise<Map<string, 
   return held;
 }
 
-/** What the strings of a project must be: its sessions numbered per local day in start order, then id. */
-export async function expectedBitStrings(db: Database, projectId: string, timezone: string) {
+/** A project's sessions, each with its local day, and the paths and names each holds. */
+async function sessionsByDay(db: Database, projectId: string, timezone: string) {
   const result = await db.execute<SessionRow>(sql`select * from sessions where project_id = ${projectId}`);
   const held = await heldValues(db, projectId);
+  const rows = result.rows.map((row) => ({
+    row,
+    day: startOfLocalDay(new Date(String(row.started_at)).getTime(), timezone),
+  }));
+  return { rows, held };
+}
+
+/** What the strings of a project must be: its sessions numbered per local day in start order, then id. */
+export async function expectedBitStrings(db: Database, projectId: string, timezone: string) {
+  const { rows: dated, held } = await sessionsByDay(db, projectId, timezone);
   const days = new Map<number, SessionRow[]>();
-  for (const row of result.rows) {
-    const day = startOfLocalDay(new Date(String(row.started_at)).getTime(), timezone);
-    days.set(day, [...(days.get(day) ?? []), row]);
-  }
+  for (const { row, day } of dated) days.set(day, [...(days.get(day) ?? []), row]);
   const values = new Map<string, string>();
   const slices = new Map<string, string>();
   for (const [day, rows] of days) {
@@ -121,15 +128,13 @@ export async function storedBitStrings(db: Database, projectId: string) {
  * values of a dimension in a day, computed from a project's sessions.
  */
 export async function expectedVisitorSets(db: Database, projectId: string, timezone: string) {
-  const result = await db.execute<SessionRow>(sql`select * from sessions where project_id = ${projectId}`);
-  const held = await heldValues(db, projectId);
+  const { rows: dated, held } = await sessionsByDay(db, projectId, timezone);
   const values = new Map<string, Set<string>>();
   const seen = new Map<string, Set<string | null>>();
   // Per (day, visitor): its sessions, and per path or name how many of them hold it.
   const sessionsOf = new Map<string, number>();
   const holding = new Map<string, number>();
-  for (const row of result.rows) {
-    const day = startOfLocalDay(new Date(String(row.started_at)).getTime(), timezone);
+  for (const { row, day } of dated) {
     const profile = String(row.profile_id);
     for (const dimension of BREAKDOWN_DIMENSIONS) {
       const key = JSON.stringify([day, dimension, notSet(row[dimension])]);
