@@ -6,6 +6,8 @@ import { assertValidRegexes } from "../../src/queries/filter-conditions";
 import { sessionBreakdown } from "../../src/queries/insights/breakdowns";
 import { sessionMetrics } from "../../src/queries/insights/metrics";
 import { bitStringFilters, type SessionScope } from "../../src/queries/insights/model";
+import { PERFORMANCE_SORTS, pagePerformance } from "../../src/queries/insights/page-performance";
+import { topPages } from "../../src/queries/insights/pages";
 import { bitStringsCover } from "../../src/queries/insights/session-masks";
 import { COVERED_FILTERS, is } from "../support/dimension-filter-cases";
 import { createOrganization, type EventInput, insertEvents, uniqueId } from "../support/factories";
@@ -231,6 +233,120 @@ describe("breakdowns under two and three filters = the exact path", () => {
       await flip("off");
     }
     expect(await sessionBreakdown(database.db, combined, "browser", ALL_ROWS)).toEqual(exact);
+  });
+});
+
+describe("/pages under two and three filters = the exact path", () => {
+  for (const [label, filters] of COMBINATIONS) {
+    it(`top pages and page performance, ${label}`, async () => {
+      const combined = await scopeOf(filters, true);
+      const exactScope = await scopeOf(filters, false);
+      const exact = await topPages(database.db, exactScope, ALL_ROWS);
+      expect(exact.length).toBeGreaterThan(0);
+      expect(await topPages(database.db, combined, ALL_ROWS)).toEqual(exact);
+      for (const sortBy of PERFORMANCE_SORTS) {
+        const request = { sortBy, sortOrder: "desc" as const, page: ALL_ROWS };
+        expect({ sortBy, answered: await pagePerformance(database.db, combined, request) }).toEqual({
+          sortBy,
+          answered: await pagePerformance(database.db, exactScope, request),
+        });
+      }
+    });
+  }
+
+  it("pages of /pages: the same rows, the same order, one more than the page", async () => {
+    const filters = [is("country", "isNot", ["SE"]), is("device", "isNot", ["tablet"])];
+    const combined = await scopeOf(filters, true);
+    const all = await topPages(database.db, await scopeOf(filters, false), ALL_ROWS);
+    expect(all.length).toBeGreaterThanOrEqual(3);
+    for (const page of [
+      { offset: 0, limit: 1 },
+      { offset: 1, limit: 2 },
+      { offset: all.length - 1, limit: 2 },
+      { offset: all.length, limit: 2 },
+    ]) {
+      expect({ page, answered: await topPages(database.db, combined, page) }).toEqual({
+        page,
+        answered: all.slice(page.offset, page.offset + page.limit + 1),
+      });
+    }
+  });
+
+  it("reads the page strings: a string changed by hand changes the answer", async () => {
+    const filters = [is("country", "isNot", ["SE"]), is("device", "isNot", ["tablet"])];
+    const combined = await scopeOf(filters, true);
+    const exact = await topPages(database.db, await scopeOf(filters, false), ALL_ROWS);
+    const flip = (table: "page_day_bits" | "page_day_slices") =>
+      database.db.execute(sql`
+        update ${sql.identifier(table)} set sessions = ~sessions
+        where project_id = ${projectId} and path = '/pricing' and day = ${new Date(FROM + DAY)}`);
+    for (const table of ["page_day_bits", "page_day_slices"] as const) {
+      await flip(table);
+      try {
+        expect({ table, tampered: await topPages(database.db, combined, ALL_ROWS) }).not.toEqual({
+          table,
+          tampered: exact,
+        });
+      } finally {
+        await flip(table);
+      }
+    }
+    expect(await topPages(database.db, combined, ALL_ROWS)).toEqual(exact);
+  });
+
+  it("a page's title is the greatest of its matching sessions', and a page without a path is a page", async () => {
+    const titled = uniqueId("combined-titles");
+    const organizationId = await createOrganization(database.db);
+    await database.db.insert(projects).values({ id: titled, organizationId, name: titled });
+    const at = (minute: number) => new Date(FROM + 10 * 3_600_000 + minute * 60_000);
+    // [session, minute, country, device, path, title, duration]
+    const VIEWS: Array<[string, number, string, string, string | null, string | null, number]> = [
+      ["s1", 0, "NO", "mobile", "/x", "Alpha", 1_000],
+      ["s1", 1, "NO", "mobile", "/x", "Alpha", 0],
+      ["s1", 2, "NO", "mobile", null, "Nowhere", 300],
+      ["s2", 0, "NO", "mobile", "/x", "Beta", 250],
+      ["s3", 0, "SE", "mobile", "/x", "Zulu", 5_000],
+      ["s4", 0, "NO", "desktop", "/x", "Yankee", 0],
+    ];
+    await insertEvents(
+      database.db,
+      VIEWS.map(([session, minute, country, device, path, title, duration]) => ({
+        projectId: titled,
+        sessionId: session,
+        createdAt: at(minute),
+        country,
+        device,
+        path,
+        origin: path === null ? null : "https://example.com",
+        title,
+        duration,
+      })),
+    );
+    const filters = parse([is("country", "is", ["NO"]), is("device", "is", ["mobile"])]);
+    const combined: SessionScope = {
+      projectId: titled,
+      window: { start: FROM, end: FROM + DAY },
+      filters,
+      rollups: true,
+      projectTimezone: "UTC",
+    };
+    expect(await bitStringsCover(database.db, combined, [])).toBe(true);
+    const answered = await topPages(database.db, combined, ALL_ROWS);
+    expect(
+      answered.map(({ path, origin, title, sessions, pageviews }) => ({
+        path,
+        origin,
+        title,
+        sessions,
+        pageviews,
+      })),
+    ).toEqual([
+      { path: "/x", origin: "https://example.com", title: "Beta", sessions: 2, pageviews: 3 },
+      { path: null, origin: null, title: "Nowhere", sessions: 1, pageviews: 1 },
+    ]);
+    // (1,000 + 250 ms) over two timed views.
+    expect(answered[0]?.avg_duration).toBe(0.63);
+    expect(answered).toEqual(await topPages(database.db, { ...combined, rollups: false }, ALL_ROWS));
   });
 });
 

@@ -18,8 +18,10 @@ import { createOrganization, createProject, type EventInput, insertEvents } from
 import { testDatabase } from "../support/node/database";
 import {
   expectedBitStrings,
+  expectedPageStrings,
   expectedVisitorSets,
   storedBitStrings,
+  storedPageStrings,
   storedVisitorSets,
 } from "../support/node/session-bits";
 import { storedSketches } from "../support/node/sketches";
@@ -365,6 +367,9 @@ async function expectExact(projectId: string, timezone = "UTC"): Promise<void> {
   expect(await storedVisitorSets(database.db, projectId)).toEqual(
     await expectedVisitorSets(database.db, projectId, timezone),
   );
+  const pageBits = await expectedPageStrings(database.db, projectId, timezone);
+  expect(pageBits.slices.size).toBeGreaterThan(0);
+  expect(await storedPageStrings(database.db, projectId)).toEqual(pageBits);
 }
 
 describe("rollups maintained by difference", () => {

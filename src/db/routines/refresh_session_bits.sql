@@ -1,5 +1,5 @@
 -- refresh_session_bits(rebuild_all): the bit strings per project day over the day's sessions
--- (session_day_bits, session_day_slices) and over the project's visitors (visitor_ordinals,
+-- (session_day_bits, session_day_slices, and per page page_day_bits, page_day_slices) and over the project's visitors (visitor_ordinals,
 -- visitor_day_bits, visitor_day_mixed) of the sessions refresh_session_rollups
 -- (src/db/routines/refresh_session_rollups.sql) has just derived. It calls this after the day
 -- rollups and before it records each project's timezone in rollup_timezones, with the temporary
@@ -11,7 +11,8 @@
 -- per value of each dimension of session_dimensions() (src/db/routines/session_dimensions.sql),
 -- empty strings and NULL alike as "not set" (name NULL), one per path its events carry and per
 -- event name it holds (dimensions 'path' and 'name', as in the rollups; no string for "not set"),
--- and one per set bit of each summed measure.
+-- and one per set bit of each summed measure. Each page screened that day has one string per
+-- title its sessions give it and one per set bit of each page measure of its sessions.
 --
 -- Visitors are numbered per project in the order they were first seen, once (visitor_ordinals).
 -- A day's visitor strings set the bits of the visitors with a session of each value, in chunks of
@@ -31,7 +32,8 @@ SET client_min_messages = warning
 AS $fn$
 DECLARE
   chunk_bits constant integer := 65536;
-  day_tables constant text[] := ARRAY['session_day_bits', 'session_day_slices', 'visitor_day_bits', 'visitor_day_mixed'];
+  day_tables constant text[] := ARRAY['session_day_bits', 'session_day_slices', 'page_day_bits', 'page_day_slices',
+    'visitor_day_bits', 'visitor_day_mixed'];
   day_table text;
   -- The sessions of the days to build, numbered per day, with their visitor's number; %1$s is the
   -- FROM clause that yields them as `s` with their project's zone as `z`, %2$s its condition. The
@@ -63,7 +65,7 @@ DECLARE
     FROM session_dimensions() AS d);
 BEGIN
   DROP TABLE IF EXISTS pg_temp.bit_zones, pg_temp.bit_days, pg_temp.bit_sessions, pg_temp.bit_day_sizes,
-    pg_temp.bit_values, pg_temp.bit_repeats;
+    pg_temp.bit_values, pg_temp.bit_pages, pg_temp.bit_repeats;
   -- Each project's zone, and whether all of its days are rebuilt (src/db/routines/derived_zones.sql).
   CREATE TEMPORARY TABLE bit_zones ON COMMIT DROP AS SELECT * FROM derived_zones(rebuild_all);
   -- The other projects' days that a touched session was in, before this run or now.
@@ -76,7 +78,8 @@ BEGIN
   ANALYZE bit_zones, bit_days;
 
   IF rebuild_all THEN
-    TRUNCATE session_day_bits, session_day_slices, visitor_ordinals, visitor_day_bits, visitor_day_mixed;
+    TRUNCATE session_day_bits, session_day_slices, page_day_bits, page_day_slices, visitor_ordinals, visitor_day_bits,
+      visitor_day_mixed;
   ELSE
     -- Every string table per day: all days of the projects rebuilt whole, the touched days of the others.
     FOREACH day_table IN ARRAY day_tables LOOP
@@ -139,6 +142,28 @@ BEGIN
     CROSS JOIN LATERAL generate_series(0, length(ltrim(m.value::bit(64)::text, '0')) - 1) AS k
     WHERE m.value > 0 AND (m.value >> k) & 1 = 1
     GROUP BY 1, 2, 3, 4
+  ) AS g
+  JOIN bit_day_sizes n ON n.project_id = g.project_id AND n.day = g.day;
+
+  -- The pages each session screened, found through its start like the paths above.
+  CREATE TEMPORARY TABLE bit_pages ON COMMIT DROP AS
+  SELECT s.project_id, s.day, s.ordinal, s.is_bounce, p.origin, p.path, p.title, p.views, p.duration_ms, p.timed_views
+  FROM bit_sessions s JOIN session_pages p ON p.project_id = s.project_id AND p.started_at = s.started_at
+    AND p.session_id = s.session_id AND p.views > 0;
+  INSERT INTO page_day_bits (project_id, day, origin, path, title, sessions)
+  SELECT g.project_id, g.day, g.origin, g.path, g.title, ordinal_bits(g.ordinals, n.sessions)
+  FROM (SELECT project_id, day, origin, path, title, array_agg(ordinal) AS ordinals FROM bit_pages GROUP BY 1, 2, 3, 4, 5) AS g
+  JOIN bit_day_sizes n ON n.project_id = g.project_id AND n.day = g.day;
+  INSERT INTO page_day_slices (project_id, day, origin, path, measure, slice, sessions)
+  SELECT g.project_id, g.day, g.origin, g.path, g.measure, g.slice, ordinal_bits(g.ordinals, n.sessions)
+  FROM (
+    SELECT p.project_id, p.day, p.origin, p.path, m.measure, k AS slice, array_agg(p.ordinal) AS ordinals
+    FROM bit_pages p
+    CROSS JOIN LATERAL (VALUES ('repeat_views', p.views::bigint - 1), ('bounce', p.is_bounce::integer::bigint),
+      ('duration_ms', p.duration_ms), ('timed_views', p.timed_views::bigint)) AS m(measure, value)
+    CROSS JOIN LATERAL generate_series(0, length(ltrim(m.value::bit(64)::text, '0')) - 1) AS k
+    WHERE m.value > 0 AND (m.value >> k) & 1 = 1
+    GROUP BY 1, 2, 3, 4, 5, 6
   ) AS g
   JOIN bit_day_sizes n ON n.project_id = g.project_id AND n.day = g.day;
 

@@ -121,3 +121,48 @@ export const visitorDayMixed = pgTable(
   },
   (t) => [primaryKey({ columns: [t.projectId, t.day, t.dimension, t.ordinal] })],
 );
+
+// ---------------------------------------------------------------------------------------------
+// Page strings per project day over the same session numbers: `/pages` under two or three
+// filters ANDs each page's strings with the day's mask of matching sessions.
+
+/**
+ * Per (project day, page, title): the day's sessions with a screen view of the page (origin and
+ * path as stored) whose greatest title there is `title`. A session has one title per page, so the
+ * strings of a page's titles do not overlap: their counts add up to the page's sessions, and the
+ * greatest title of the matching sessions is that of the greatest string with a match.
+ */
+export const pageDayBits = pgTable(
+  "page_day_bits",
+  {
+    projectId: text("project_id").notNull(),
+    day: unitStart("day"),
+    origin: text("origin"),
+    path: text("path"),
+    title: text("title"),
+    sessions: bitVarying("sessions").notNull(),
+  },
+  (t) => [index("page_day_bits_day_idx").on(t.projectId, t.day)],
+);
+
+/**
+ * Per (project day, page, measure, slice): bit `slice` of each session's measure on that page.
+ * Measures: `repeat_views` (its screen views of the page beyond the first: most sessions view a
+ * page once, so the slices stay sparse), `bounce` (the session bounced), `duration_ms` (its time
+ * on the page) and `timed_views` (its views of the page with a time above 0). A slice without
+ * any set bit is not stored.
+ */
+export const pageDaySlices = pgTable(
+  "page_day_slices",
+  {
+    projectId: text("project_id").notNull(),
+    day: unitStart("day"),
+    origin: text("origin"),
+    path: text("path"),
+    measure: text("measure").notNull(),
+    slice: smallint("slice").notNull(),
+    sessions: bitVarying("sessions").notNull(),
+  },
+  // Read per ranked page and day; a refresh deletes a touched day's slices through its prefix.
+  (t) => [index("page_day_slices_read_idx").on(t.projectId, t.day, t.path, t.origin)],
+);

@@ -2,20 +2,33 @@ import { and, eq, gt, gte, lt, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { pageDimensionRollups, sessionPages } from "../../db/schema";
 import { dimensionValueCondition, sessionConditions } from "../filter-conditions";
-import { dayRollupsFilter, rollupsCover, type SessionScope, type TimeWindow } from "./model";
+import {
+  bitStringFilters,
+  dayRollupsFilter,
+  rollupsCover,
+  type SessionScope,
+  type TimeWindow,
+} from "./model";
+import { maskedPageRows } from "./page-bits";
+import { bitStringsCover } from "./session-masks";
 import { daysWithExactParts, projectDaysBuilt, windowRows } from "./window-rows";
 
 /**
  * The page rows of a scope as one FROM item (title, origin, path, sessions, pageviews, bounces,
  * duration_ms, timed_views), from the cheapest source that gives the exact numbers: the page
- * rollups (unfiltered), the page rollups per day and dimension value (one dimension filter), else
- * the session pages of the matching sessions. `/pages` ranks them (ranked-rows.ts),
+ * rollups (unfiltered), the page rollups per day and dimension value (one dimension filter), the
+ * page strings per day (two or three filters, page-bits.ts), else the session pages of the
+ * matching sessions. `/pages` ranks them (ranked-rows.ts),
  * `/pages/performance` sorts them by any of their figures (page-performance.ts).
  */
 export async function pageRowsOf(db: Database, scope: SessionScope): Promise<SQL> {
   if (rollupsCover(scope)) return windowRows("pages", scope, []);
   const filter = dayRollupsFilter(scope);
-  if (!filter) return sql`(${sessionPageRows(scope, scope.window)}) as rows`;
+  if (!filter) {
+    const combined = bitStringFilters(scope);
+    if (combined && (await bitStringsCover(db, scope, []))) return maskedPageRows(scope, combined);
+    return sql`(${sessionPageRows(scope, scope.window)}) as rows`;
+  }
   const r = pageDimensionRollups;
   const rows = daysWithExactParts(
     scope,

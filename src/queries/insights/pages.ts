@@ -1,8 +1,10 @@
 import type { Database } from "../../db/client";
-import type { Page, PageRow, SessionScope } from "./model";
+import { bitStringFilters, type Page, type PageRow, type SessionScope } from "./model";
+import { maskedPageRows } from "./page-bits";
 import { withPageRevenue } from "./page-revenue";
 import { pageRowsOf } from "./page-rows";
 import { rankedPages } from "./ranked-rows";
+import { bitStringsCover } from "./session-masks";
 
 /**
  * Top pages: per (origin, path), the sessions with a screen view of it, those screen views, the
@@ -11,9 +13,11 @@ import { rankedPages } from "./ranked-rows";
  * follows.
  */
 export async function topPages(db: Database, scope: SessionScope, page: Page): Promise<PageRow[]> {
-  return withPageRevenue(
-    db,
-    scope,
-    pageRowsOf(db, scope).then((rows) => rankedPages(db, rows, page)),
-  );
+  const combined = bitStringFilters(scope);
+  const ranked =
+    combined && (await bitStringsCover(db, scope, []))
+      ? // The rows are the page already (and one more); ranked again, from their start.
+        rankedPages(db, maskedPageRows(scope, combined, page), { offset: 0, limit: page.limit })
+      : pageRowsOf(db, scope).then((rows) => rankedPages(db, rows, page));
+  return withPageRevenue(db, scope, ranked);
 }

@@ -4,7 +4,8 @@ import { BREAKDOWN_DIMENSIONS, DIMENSION_PREFIXES } from "../../../src/lib/dimen
 import { startOfLocalDay } from "../../../src/lib/timezone";
 
 /**
- * The bit strings per day over sessions (session_day_bits, session_day_slices), computed in
+ * The bit strings per day over sessions (session_day_bits, session_day_slices, page_day_bits,
+ * page_day_slices), computed in
  * TypeScript from a project's `sessions` rows and read back as stored, both as maps from a key to
  * the string's text ('0' and '1'), so a test can compare them whole.
  */
@@ -60,6 +61,15 @@ async function sessionsByDay(db: Database, projectId: string, timezone: string) 
   return { rows, held };
 }
 
+/** A day's sessions in the order they are numbered: start, then id in byte order. */
+function inDayOrder(rows: readonly SessionRow[]): SessionRow[] {
+  return [...rows].sort(
+    (a, b) =>
+      new Date(String(a.started_at)).getTime() - new Date(String(b.started_at)).getTime() ||
+      Buffer.compare(Buffer.from(String(a.id)), Buffer.from(String(b.id))),
+  );
+}
+
 /** What the strings of a project must be: its sessions numbered per local day in start order, then id. */
 export async function expectedBitStrings(db: Database, projectId: string, timezone: string) {
   const { rows: dated, held } = await sessionsByDay(db, projectId, timezone);
@@ -68,11 +78,7 @@ export async function expectedBitStrings(db: Database, projectId: string, timezo
   const values = new Map<string, string>();
   const slices = new Map<string, string>();
   for (const [day, rows] of days) {
-    const ordered = [...rows].sort(
-      (a, b) =>
-        new Date(String(a.started_at)).getTime() - new Date(String(b.started_at)).getTime() ||
-        Buffer.compare(Buffer.from(String(a.id)), Buffer.from(String(b.id))),
-    );
+    const ordered = inDayOrder(rows);
     const valueGroups = new Map<string, number[]>();
     const sliceGroups = new Map<string, number[]>();
     ordered.forEach((row, ordinal) => {
@@ -119,6 +125,73 @@ export async function storedBitStrings(db: Database, projectId: string) {
     ),
     slices: new Map(
       slices.rows.map((row) => [JSON.stringify([dayOf(row.day), row.measure, Number(row.slice)]), row.bits]),
+    ),
+  };
+}
+
+/** The measures of the page slices, as refresh_session_bits sums them from a session's page. */
+const PAGE_MEASURES: Array<[string, (page: SessionRow) => bigint]> = [
+  ["repeat_views", (page) => BigInt(Number(page.views) - 1)],
+  ["bounce", (page) => (page.is_bounce ? 1n : 0n)],
+  ["duration_ms", (page) => BigInt(String(page.duration_ms))],
+  ["timed_views", (page) => BigInt(Number(page.timed_views))],
+];
+
+/**
+ * What the page strings of a project must be (page_day_bits keyed by day, origin, path and title;
+ * page_day_slices by day, origin, path, measure and slice), from its sessions' screened pages.
+ */
+export async function expectedPageStrings(db: Database, projectId: string, timezone: string) {
+  const { rows: dated } = await sessionsByDay(db, projectId, timezone);
+  const days = new Map<number, SessionRow[]>();
+  for (const { row, day } of dated) days.set(day, [...(days.get(day) ?? []), row]);
+  const numbered = new Map<string, { day: number; ordinal: number; size: number }>();
+  for (const [day, rows] of days)
+    inDayOrder(rows).forEach((row, ordinal) => {
+      numbered.set(String(row.id), { day, ordinal, size: rows.length });
+    });
+  const pages = await db.execute<SessionRow>(
+    sql`select * from session_pages where project_id = ${projectId} and views > 0`,
+  );
+  const titleGroups = new Map<string, number[]>();
+  const sliceGroups = new Map<string, number[]>();
+  const sizes = new Map<string, number>();
+  for (const page of pages.rows) {
+    const { day, ordinal, size } = numbered.get(String(page.session_id)) ?? { day: 0, ordinal: -1, size: 0 };
+    const key = JSON.stringify([day, page.origin, page.path, page.title]);
+    add(titleGroups, key, ordinal);
+    sizes.set(key, size);
+    for (const [measure, measureOf] of PAGE_MEASURES) {
+      const value = measureOf(page);
+      for (let slice = 0; value >> BigInt(slice) > 0n; slice++) {
+        if (!((value >> BigInt(slice)) & 1n)) continue;
+        const sliceKey = JSON.stringify([day, page.origin, page.path, measure, slice]);
+        add(sliceGroups, sliceKey, ordinal);
+        sizes.set(sliceKey, size);
+      }
+    }
+  }
+  const texts = (groups: Map<string, number[]>) =>
+    new Map([...groups].map(([key, ordinals]) => [key, bitText(ordinals, sizes.get(key) ?? 0)]));
+  return { titles: texts(titleGroups), slices: texts(sliceGroups) };
+}
+
+/** The page strings stored for a project, keyed like expectedPageStrings. */
+export async function storedPageStrings(db: Database, projectId: string) {
+  const titles = await db.execute<SessionRow & { day: string; bits: string }>(sql`
+    select day, origin, path, title, sessions::text as bits from page_day_bits where project_id = ${projectId}`);
+  const slices = await db.execute<SessionRow & { day: string; bits: string }>(sql`
+    select day, origin, path, measure, slice, sessions::text as bits from page_day_slices where project_id = ${projectId}`);
+  const dayOf = (day: string) => new Date(day).getTime();
+  return {
+    titles: new Map(
+      titles.rows.map((row) => [JSON.stringify([dayOf(row.day), row.origin, row.path, row.title]), row.bits]),
+    ),
+    slices: new Map(
+      slices.rows.map((row) => [
+        JSON.stringify([dayOf(row.day), row.origin, row.path, row.measure, Number(row.slice)]),
+        row.bits,
+      ]),
     ),
   };
 }
