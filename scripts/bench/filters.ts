@@ -12,7 +12,16 @@ import { BENCH_PROJECT, type BenchFilter, type BenchWindow, CHART_BREAKDOWN } fr
  */
 
 /** A filter as the API takes it (contract section 3). */
-export type FilterCaseKind = "one" | "isNot" | "text" | "two" | "three" | "path" | "name" | "chart";
+export type FilterCaseKind =
+  | "one"
+  | "isNot"
+  | "text"
+  | "two"
+  | "three"
+  | "path"
+  | "pathText"
+  | "name"
+  | "chart";
 
 export interface FilterCase {
   /** Part of every case id: the kind (and, for `one`, the dimension), never a value. */
@@ -164,6 +173,32 @@ async function eventFieldCounts(
     [BENCH_PROJECT, window.start, window.end],
   );
   return result.rows;
+}
+
+/**
+ * Sessions with an event on a page of each section: a path's leading segment ("/blog/") that two
+ * paths or more share, matched with `contains`, as a dashboard's search of a site section.
+ */
+async function pathSectionCounts(db: pg.Client, window: BenchWindow): Promise<Candidate[]> {
+  const inWindow = "project_id = $1 AND created_at >= $2 AND created_at < $3";
+  const result = await db.query<{ value: string; n: number }>(
+    `WITH sections AS (
+       SELECT substring(path from '^/[^/]+/') AS section FROM events
+       WHERE ${inWindow} AND path ~ '^/[^/]+/.'
+       GROUP BY 1 HAVING count(DISTINCT path) >= 2
+     )
+     SELECT s.section AS value, count(DISTINCT e.session_id)::int AS n
+     FROM sections s JOIN events e ON e.project_id = $1 AND e.created_at >= $2 AND e.created_at < $3
+       AND strpos(e.path, s.section) > 0
+     GROUP BY 1`,
+    [BENCH_PROJECT, window.start, window.end],
+  );
+  return result.rows.map((r) => ({
+    filters: [{ name: "path", operator: "contains", value: [r.value] }],
+    sessions: r.n,
+    order: 0,
+    tieBreak: r.value,
+  }));
 }
 
 const isFilter = (name: BenchFilter["name"], value: string): BenchFilter => ({
@@ -328,6 +363,13 @@ export async function pickFilters(db: pg.Client, window: BenchWindow): Promise<F
     if (picked) add(column, column, picked);
     else skipped.push(`\`${column} is …\`: no value is in ${range} of the sessions`);
   }
+
+  const section = closest(await pathSectionCounts(db, window), total);
+  if (section) add("pathText", "pathText", section);
+  else
+    skipped.push(
+      `\`path contains\` a section: no section shared by two paths is in ${range} of the sessions`,
+    );
 
   // /export/charts with a filter and a breakdown by browser: the first one-dimension pick that is
   // not the breakdown itself (a chart split by the very value it keeps says little).

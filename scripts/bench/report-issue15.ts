@@ -89,9 +89,9 @@ function growthText(results: BenchResults, refs: readonly CellRef[], metric: "p5
 
 function verdicts(results: BenchResults): Verdict[] {
   const one = refsOf(results, ["one", "isNot"], [30]);
-  const more = refsOf(results, ["two", "three", "path", "name", "text"], [30]);
+  const more = refsOf(results, ["two", "three", "path", "pathText", "name", "text"], [30]);
   const chart = refsOf(results, ["chart"], [30]);
-  const all: FilterCaseKind[] = ["one", "isNot", "two", "three", "path", "name", "text", "chart"];
+  const all: FilterCaseKind[] = ["one", "isNot", "two", "three", "path", "pathText", "name", "text", "chart"];
   const at90 = refsOf(results, all, [90]);
   const cachedRefs = refsOf(results, all, [30, 90]);
   const failedText = (failed: string[]) => (failed.length ? `; failed: ${failed.join(", ")}` : "");
@@ -166,7 +166,9 @@ function pickedFilters(results: BenchResults): string[] {
       `${fmtInt(picks.totalSessions)} sessions) in ${picks.pickSeconds.toFixed(1)} s: for each case the ` +
       "candidate whose share of those sessions is closest to 8 %, within 2–20 % (ties: list order, then " +
       "value). A text operator is a prefix of a value matched with `contains`, preferably one that " +
-      "matches several values; `path` and `name` keep the sessions with an event of that value. The " +
+      "matches several values; `path` and `name` keep the sessions with an event of that value, and " +
+      "`pathText` those with an event on a page of a site section (a leading segment that two paths or more " +
+      "share, matched with `contains`). The " +
       'same values are used over 90 days. "/metrics" is the `total_sessions` the API answered for the ' +
       "filter over 30 days.",
     "",
@@ -253,11 +255,17 @@ const ANSWERED_BY: Record<FilterCaseKind, string> = {
     "day and value; other breakdowns from the pair rollups; /pages from the page rollups per value",
   isNot: "pre-aggregated, like one filter (the values it keeps are resolved against the rollup rows)",
   text: "pre-aggregated, like one filter (a text operator is applied to the dimension's values in the rollup rows)",
-  two: "bit strings per day: /metrics and the breakdowns from the session strings (AND of the filters' strings, bit-sliced sums) and the visitor strings; /pages the exact path (the window's session pages, every filter tested on each)",
-  three: "bit strings per day, as for two filters (/pages the exact path)",
+  two:
+    "bit strings per day: /metrics and the breakdowns from the session strings (AND of the filters' strings, " +
+    "bit-sliced sums) and the visitor strings; /pages from the page strings (a string per day, page and title, " +
+    "bit-sliced page measures) ANDed with the day's mask",
+  three: "bit strings per day, as for two filters",
   path:
     "pre-aggregated, like one filter: the rows of the `path` dimension (a session under each path its events " +
     "carry) in the session, pair and page rollups and the visitor sketches per day and value",
+  pathText:
+    "bit strings per day, as for two filters: the OR of the strings of the paths the text matches (a session " +
+    "holding two of them would count twice in the rollup rows)",
   name: "pre-aggregated, like a path: the rows of the `name` dimension (a session under each event name it holds)",
   chart:
     "the exact path over the window's events: a filter with a breakdown of another column is not rolled up, " +

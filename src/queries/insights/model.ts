@@ -240,12 +240,14 @@ function bitStringFilter(scope: SessionScope, filter: Filter): DimensionFilter |
 
 /**
  * The filters when the bit strings per day over sessions answer (session-bits.ts): two or three
- * filters, each one bitStringFilter answers, two of them on the same dimension included. One
- * filter has the rollups.
+ * filters, each one bitStringFilter answers, two of them on the same dimension included, or one
+ * that the rollups do not answer (several paths or event names, or a text operator on them: a
+ * session holding two of them would count twice in their rows).
  */
 export function bitStringFilters(scope: SessionScope): DimensionFilter[] | undefined {
-  if (!scope.rollups || scope.filters.length < 2 || scope.filters.length > MAX_BIT_STRING_FILTERS)
+  if (!scope.rollups || scope.filters.length === 0 || scope.filters.length > MAX_BIT_STRING_FILTERS)
     return undefined;
+  if (scope.filters.length === 1 && dimensionFilter(scope) !== undefined) return undefined;
   const filters = scope.filters.map((filter) => bitStringFilter(scope, filter));
   return filters.every((filter) => filter !== undefined) ? filters : undefined;
 }
