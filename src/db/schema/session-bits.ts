@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { customType, index, integer, pgTable, primaryKey, smallint, text, unique } from "drizzle-orm/pg-core";
 import { unitStart } from "./rollups";
 
@@ -163,6 +164,14 @@ export const pageDaySlices = pgTable(
     slice: smallint("slice").notNull(),
     sessions: bitVarying("sessions").notNull(),
   },
-  // Read per ranked page and day; a refresh deletes a touched day's slices through its prefix.
-  (t) => [index("page_day_slices_read_idx").on(t.projectId, t.day, t.path, t.origin)],
+  // Read per ranked page and day, NULL path or origin as "" (an index cannot equal NULL to NULL;
+  // the query tells the two apart after it); a refresh deletes a touched day's slices through its prefix.
+  (t) => [
+    index("page_day_slices_page_idx").on(
+      t.projectId,
+      t.day,
+      sql`coalesce(${t.path}, '')`,
+      sql`coalesce(${t.origin}, '')`,
+    ),
+  ],
 );

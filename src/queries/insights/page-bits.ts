@@ -53,14 +53,17 @@ export function maskedPageRows(scope: SessionScope, filters: readonly DimensionF
       from counted group by origin, path having ${count} > 0
       ${cut}
     ),
-    weights as materialized (
-      select ${s.origin} as origin, ${s.path} as path, ${s.measure} as measure,
-        sum(bit_count(m.mask & ${s.sessions})::numeric * (1::bigint << ${s.slice})) as weight
-      from ranked r
-      join ${s} on ${s.projectId} = ${scope.projectId} and ${samePage(s, RANKED)}
-        and ${s.day} >= ${new Date(scope.window.start)} and ${s.day} < ${new Date(scope.window.end)}
-      join masks m on m.day = ${s.day}
-      group by ${s.origin}, ${s.path}, ${s.measure}
+    -- Per ranked page and day, its slices by index, each ANDed and counted where it is read:
+    -- joined and grouped over the window, the strings were sorted to disk first.
+    weights as (
+      select r.origin, r.path, w.measure, sum(w.weight) as weight
+      from ranked r cross join masks m cross join lateral (
+        select ${s.measure} as measure, sum(bit_count(m.mask & ${s.sessions})::numeric * (1::bigint << ${s.slice})) as weight
+        from ${s}
+        where ${s.projectId} = ${scope.projectId} and ${s.day} = m.day and ${samePage(s, RANKED)}
+        group by ${s.measure}
+      ) as w
+      group by r.origin, r.path, w.measure
     )
     select r.title, r.origin, r.path, r.sessions, r.sessions + ${weight("repeat_views")} as pageviews,
       ${weight("bounce")} as bounces, ${weight("duration_ms")} as duration_ms, ${weight("timed_views")} as timed_views

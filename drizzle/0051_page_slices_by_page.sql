@@ -1,0 +1,2 @@
+DROP INDEX "page_day_slices_read_idx";--> statement-breakpoint
+CREATE INDEX "page_day_slices_page_idx" ON "page_day_slices" USING btree ("project_id","day",coalesce("path", ''),coalesce("origin", ''));
