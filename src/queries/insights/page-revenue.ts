@@ -16,18 +16,21 @@ const pageKey = (origin: string | null, path: string | null) => JSON.stringify([
  */
 async function pageRevenue(db: Database, scope: SessionScope): Promise<Map<string, number>> {
   const window = windowDates(scope);
+  // Asked first: most windows have no such screen view, and the planner, which cannot tell, would
+  // otherwise build the sessions in scope before it found none (under a path filter every matching
+  // page of the window hashed: 0.8 s over 90 days at 10M events, for nothing).
+  const revenueViews = and(
+    eq(events.projectId, scope.projectId),
+    sql`${events.name} = 'screen_view' and ${events.revenue} <> 0`,
+    gte(events.createdAt, window.start),
+  );
+  const [any] = await db.select({ found: sql`1` }).from(events).where(revenueViews).limit(1);
+  if (!any) return new Map();
   const rows = await db
     .select({ origin: events.origin, path: events.path, revenue: sql<string>`sum(${events.revenue})` })
     .from(events)
     .innerJoin(sessions, and(eq(sessions.projectId, events.projectId), eq(sessions.id, events.sessionId)))
-    .where(
-      and(
-        eq(events.projectId, scope.projectId),
-        sql`${events.name} = 'screen_view' and ${events.revenue} <> 0`,
-        gte(events.createdAt, window.start),
-        sessionsInScope(scope),
-      ),
-    )
+    .where(and(revenueViews, sessionsInScope(scope)))
     .groupBy(events.origin, events.path);
   return new Map(rows.map((row) => [pageKey(row.origin, row.path), Number(row.revenue)]));
 }
