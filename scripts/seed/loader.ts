@@ -137,6 +137,39 @@ function projectShares(projects: readonly string[] | undefined): Array<readonly 
 /** The embedded database holds a whole COPY in memory: keep each one to about this size. */
 const EMBEDDED_COPY_BYTES = 16 << 20;
 
+/** How long a seed waits for its events to be derived past a transaction open elsewhere. */
+const DERIVE_WAIT_MS = 120_000;
+
+/**
+ * refresh_derived() derives the events below its snapshot's xmin, which is the whole cluster's: a
+ * transaction left open in another database (a test's, a migration's) holds it back, and the
+ * loaded events would wait for the next refresh (a fresh demo database then lists no event name).
+ * Refreshes again, a second apart, until every watermark is past the loaded events.
+ */
+async function deriveUntilCovered(client: pg.Client): Promise<void> {
+  const newest = await client.query<{ xid: string | null }>(
+    "SELECT max(ingest_xid)::text AS xid FROM events",
+  );
+  const loaded = newest.rows[0]?.xid;
+  if (loaded === undefined || loaded === null) return;
+  const behind = async () => {
+    const state = await client.query<{ behind: boolean }>(
+      "SELECT coalesce(min(processed_xid), 0) <= $1::bigint AS behind FROM derived_state",
+      [loaded],
+    );
+    return state.rows[0]?.behind === true;
+  };
+  const until = performance.now() + DERIVE_WAIT_MS;
+  while (await behind()) {
+    if (performance.now() > until)
+      throw new Error(
+        "the loaded events are not derived yet: a transaction stays open; run SELECT refresh_derived() later",
+      );
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await client.query("SELECT refresh_derived()");
+  }
+}
+
 /** Below this many events, dropping and rebuilding the events indexes is not worth it. */
 const REBUILD_INDEXES_FROM = 100_000;
 
@@ -315,6 +348,7 @@ export async function seedDatabase(connectionString: string, options: SeedOption
       ]);
       await client.query("ANALYZE sessions");
     }
+    await deriveUntilCovered(client);
     // Bulk-loaded session pages and names are not all-visible yet: until autovacuum gets to them, the
     // index-only scans of path and name filters would read the tables too. VACUUM marks them (a
     // second at a million events).
