@@ -2,7 +2,7 @@ import { type AnyColumn, type SQL, sql } from "drizzle-orm";
 import { pageDayBits, pageDaySlices } from "../../db/schema";
 import { rankOrder } from "../sql-helpers";
 import type { DimensionFilter, Page, SessionScope } from "./model";
-import { dayMasks } from "./session-masks";
+import { dayMasks, slicedSum } from "./session-masks";
 
 /**
  * Page rows under two or three filters, from the page strings per project day
@@ -58,7 +58,7 @@ export function maskedPageRows(scope: SessionScope, filters: readonly DimensionF
     weights as (
       select r.origin, r.path, w.measure, sum(w.weight) as weight
       from ranked r cross join masks m cross join lateral (
-        select ${s.measure} as measure, sum(bit_count(m.mask & ${s.sessions})::numeric * (1::bigint << ${s.slice})) as weight
+        select ${s.measure} as measure, ${slicedSum(sql`m.mask`, s.slice, s.sessions)} as weight
         from ${s}
         where ${s.projectId} = ${scope.projectId} and ${s.day} = m.day and ${samePage(s, RANKED)}
         group by ${s.measure}

@@ -6,7 +6,7 @@ import { rankOrder } from "../sql-helpers";
 import { combinedVisitors } from "./combined-visitors";
 import type { DimensionFilter, MetricsAnswer, Page, SessionScope } from "./model";
 import { summedSessionMetrics, withVisitors } from "./rollups";
-import { dayMasks } from "./session-masks";
+import { dayMasks, slicedSum } from "./session-masks";
 
 /**
  * Two or three filters at once, from the bit strings per project day over the day's sessions
@@ -29,7 +29,7 @@ function maskedSums(scope: SessionScope, day: SQL, matched: SQL): SQL {
     select ${sum("bounce")} as bounces, ${sum("screen_views")} as screen_views, ${sum("duration_ms")} as duration_ms,
       ${sum("timed")} as timed_sessions, ${sum("revenue")} - ${sum("refunds")} as revenue
     from (
-      select ${s.measure} as measure, sum(bit_count(${matched} & ${s.sessions})::numeric * (1::bigint << ${s.slice})) as weight
+      select ${s.measure} as measure, ${slicedSum(matched, s.slice, s.sessions)} as weight
       from ${s} where ${s.projectId} = ${scope.projectId} and ${s.day} = ${day}
       group by ${s.measure}
     ) as per_measure

@@ -1,4 +1,4 @@
-import { type SQL, sql } from "drizzle-orm";
+import { type AnyColumn, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { sessionDayBits, visitorDayBits } from "../../db/schema";
 import { dimensionValueCondition } from "../filter-conditions";
@@ -66,4 +66,12 @@ export function dayVisitors(
   window: TimeWindow,
 ): SQL {
   return sql`select day, chunk, strings as visitors from (${combinedStrings(scope, filters, window, visitorDayBits)}) as combined`;
+}
+
+/**
+ * The summed weight of one measure's slices over the sessions in `matched`: 2^slice per matching
+ * session with bit `slice` set (numeric, as a slice of revenue may reach bit 62).
+ */
+export function slicedSum(matched: SQL, slice: SQL | AnyColumn, strings: SQL | AnyColumn): SQL {
+  return sql`sum(bit_count(${matched} & ${strings})::numeric * (1::bigint << ${slice}))`;
 }

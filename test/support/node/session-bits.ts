@@ -61,24 +61,30 @@ async function sessionsByDay(db: Database, projectId: string, timezone: string) 
   return { rows, held };
 }
 
-/** A day's sessions in the order they are numbered: start, then id in byte order. */
-function inDayOrder(rows: readonly SessionRow[]): SessionRow[] {
-  return [...rows].sort(
-    (a, b) =>
-      new Date(String(a.started_at)).getTime() - new Date(String(b.started_at)).getTime() ||
-      Buffer.compare(Buffer.from(String(a.id)), Buffer.from(String(b.id))),
-  );
+/** Each local day's sessions in the order they are numbered: start, then id in byte order. */
+function numberedDays(dated: ReadonlyArray<{ row: SessionRow; day: number }>): Map<number, SessionRow[]> {
+  const days = new Map<number, SessionRow[]>();
+  for (const { row, day } of dated) days.set(day, [...(days.get(day) ?? []), row]);
+  for (const rows of days.values())
+    rows.sort(
+      (a, b) =>
+        new Date(String(a.started_at)).getTime() - new Date(String(b.started_at)).getTime() ||
+        Buffer.compare(Buffer.from(String(a.id)), Buffer.from(String(b.id))),
+    );
+  return days;
+}
+
+/** Calls `set` with each set bit of `value` (its slices). */
+function eachSetBit(value: bigint, set: (slice: number) => void): void {
+  for (let slice = 0; value >> BigInt(slice) > 0n; slice++) if ((value >> BigInt(slice)) & 1n) set(slice);
 }
 
 /** What the strings of a project must be: its sessions numbered per local day in start order, then id. */
 export async function expectedBitStrings(db: Database, projectId: string, timezone: string) {
   const { rows: dated, held } = await sessionsByDay(db, projectId, timezone);
-  const days = new Map<number, SessionRow[]>();
-  for (const { row, day } of dated) days.set(day, [...(days.get(day) ?? []), row]);
   const values = new Map<string, string>();
   const slices = new Map<string, string>();
-  for (const [day, rows] of days) {
-    const ordered = inDayOrder(rows);
+  for (const [day, ordered] of numberedDays(dated)) {
     const valueGroups = new Map<string, number[]>();
     const sliceGroups = new Map<string, number[]>();
     ordered.forEach((row, ordinal) => {
@@ -91,10 +97,9 @@ export async function expectedBitStrings(db: Database, projectId: string, timezo
         add(valueGroups, JSON.stringify([day, dimension, name, null]), ordinal);
       }
       for (const [measure, measureOf] of MEASURES) {
-        const value = measureOf(row);
-        for (let slice = 0; value >> BigInt(slice) > 0n; slice++) {
-          if ((value >> BigInt(slice)) & 1n) add(sliceGroups, JSON.stringify([day, measure, slice]), ordinal);
-        }
+        eachSetBit(measureOf(row), (slice) =>
+          add(sliceGroups, JSON.stringify([day, measure, slice]), ordinal),
+        );
       }
     });
     for (const [key, ordinals] of valueGroups) values.set(key, bitText(ordinals, ordered.length));
@@ -143,11 +148,9 @@ const PAGE_MEASURES: Array<[string, (page: SessionRow) => bigint]> = [
  */
 export async function expectedPageStrings(db: Database, projectId: string, timezone: string) {
   const { rows: dated } = await sessionsByDay(db, projectId, timezone);
-  const days = new Map<number, SessionRow[]>();
-  for (const { row, day } of dated) days.set(day, [...(days.get(day) ?? []), row]);
   const numbered = new Map<string, { day: number; ordinal: number; size: number }>();
-  for (const [day, rows] of days)
-    inDayOrder(rows).forEach((row, ordinal) => {
+  for (const [day, rows] of numberedDays(dated))
+    rows.forEach((row, ordinal) => {
       numbered.set(String(row.id), { day, ordinal, size: rows.length });
     });
   const pages = await db.execute<SessionRow>(
@@ -162,13 +165,11 @@ export async function expectedPageStrings(db: Database, projectId: string, timez
     add(titleGroups, key, ordinal);
     sizes.set(key, size);
     for (const [measure, measureOf] of PAGE_MEASURES) {
-      const value = measureOf(page);
-      for (let slice = 0; value >> BigInt(slice) > 0n; slice++) {
-        if (!((value >> BigInt(slice)) & 1n)) continue;
+      eachSetBit(measureOf(page), (slice) => {
         const sliceKey = JSON.stringify([day, page.origin, page.path, measure, slice]);
         add(sliceGroups, sliceKey, ordinal);
         sizes.set(sliceKey, size);
-      }
+      });
     }
   }
   const texts = (groups: Map<string, number[]>) =>
