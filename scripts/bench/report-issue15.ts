@@ -268,8 +268,9 @@ const ANSWERED_BY: Record<FilterCaseKind, string> = {
     "holding two of them would count twice in the rollup rows)",
   name: "pre-aggregated, like a path: the rows of the `name` dimension (a session under each event name it holds)",
   chart:
-    "the exact path over the window's events: a filter with a breakdown of another column is not rolled up, " +
-    "nor are the user and session segments (distinct counts)",
+    "event segment: the hourly event pair rollups (a row per hour, event name and pair of values of the filter's " +
+    "and the breakdown's columns); user and session segments: the exact path over the window's events (distinct " +
+    "counts do not add up over hours)",
 };
 
 function answeredBy(): string[] {

@@ -1,6 +1,7 @@
 import { asc, eq, getTableColumns, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eventRollups } from "../../src/db/schema";
+import { eventPairRollups, eventRollups } from "../../src/db/schema";
+import { CHART_PAIR_COLUMNS } from "../../src/lib/dimensions";
 import { type Filter, resolveFilterField } from "../../src/lib/filter-parser";
 import type { ChartSegment, ChartSeriesQuery } from "../../src/queries/charts/model";
 import { chartRollupsCover } from "../../src/queries/charts/rollups";
@@ -78,6 +79,8 @@ interface Case {
   breakdown?: string;
   /** One filter: field, values and operator (`is` unless given). */
   filter?: [string, string[], Filter["operator"]?];
+  /** A second filter, ANDed. */
+  and?: [string, string[], Filter["operator"]?];
 }
 
 const CASES: Case[] = [
@@ -122,6 +125,50 @@ const CASES: Case[] = [
     breakdown: "country",
     filter: ["country", ["N"], "startsWith"],
   },
+  // A filter with a breakdown of another column: the rows of that pair, the filter on either side.
+  { segment: "event", event: "screen_view", breakdown: "browser", filter: ["country", ["NO"]] },
+  { segment: "event", event: "*", breakdown: "country", filter: ["browser", ["Chrome"], "isNot"] },
+  {
+    segment: "property_sum",
+    property: "revenue",
+    event: "*",
+    breakdown: "utm_campaign",
+    filter: ["os", ["OS", "Linux"], "contains"],
+  },
+  {
+    segment: "property_min",
+    property: "duration",
+    event: "*",
+    breakdown: "referrer_type",
+    filter: ["referrer_name", ["oo"], "contains"],
+  },
+  { segment: "event", event: "*", breakdown: "device", filter: ["utm_source", [], "isNull"] },
+  // Two filters of a pair, with or without a breakdown of one of them.
+  {
+    segment: "event",
+    event: "*",
+    filter: ["country", ["N"], "startsWith"],
+    and: ["device", ["desktop"], "isNot"],
+  },
+  {
+    segment: "property_average",
+    property: "duration",
+    event: "screen_view",
+    breakdown: "os",
+    filter: ["os", ["Windows", "macOS"]],
+    and: ["utm_medium", [], "isNotNull"],
+  },
+  // `name` is in every row: with one column's rows, and with a pair's.
+  { segment: "event", event: "*", breakdown: "name", filter: ["device", ["mobile"]] },
+  { segment: "event", event: "*", breakdown: "os", filter: ["name", ["screen_view", "purchase"]] },
+  {
+    segment: "property_max",
+    property: "revenue",
+    event: "*",
+    breakdown: "browser",
+    filter: ["name", ["purchase"]],
+    and: ["country", ["NO", "SE"], "isNot"],
+  },
 ];
 
 const SHAPES: Array<[string, number, number, number, boolean]> = [
@@ -143,9 +190,9 @@ function chartQuery(projectId: string, item: Case, shape: (typeof SHAPES)[number
     event: item.event,
     segment: item.segment,
     property: item.property === undefined ? undefined : field(item.property),
-    filters: item.filter
-      ? [{ field: field(item.filter[0]), operator: item.filter[2] ?? "is", values: item.filter[1], index: 0 }]
-      : [],
+    filters: [item.filter, item.and].flatMap((filter, index) =>
+      filter ? [{ field: field(filter[0]), operator: filter[2] ?? "is", values: filter[1], index }] : [],
+    ),
     breakdowns: item.breakdown === undefined ? [] : [field(item.breakdown)],
     limit: 50,
     current: { window: { start, end }, buckets: steps(start, end, step) },
@@ -245,16 +292,33 @@ describe("rollup path = exact path", () => {
       [filter("browser", "is", ["Chrome", ""])],
       [filter("city", "is", ["Oslo"])],
       [filter("properties.plan", "is", ["pro"])],
-      [chrome, filter("os", "is", ["Windows"])],
+      [chrome, filter("os", "regex", ["^Win"])],
     ]) {
       expect({ filters, covered: chartRollupsCover({ ...base, filters }) }).toEqual({
         filters,
         covered: false,
       });
     }
-    // A filter and a breakdown of another column: the rows carry only one dimension.
-    expect(chartRollupsCover({ ...base, filters: [chrome], breakdowns: [field("os")] })).toBe(false);
+    // A filter and a breakdown of another column: the rows of their pair, when it has rows.
+    expect(chartRollupsCover({ ...base, filters: [chrome], breakdowns: [field("os")] })).toBe(true);
     expect(chartRollupsCover({ ...base, filters: [chrome], breakdowns: [field("browser")] })).toBe(true);
+    expect(chartRollupsCover({ ...base, filters: [chrome, filter("os", "is", ["Windows"])] })).toBe(true);
+    for (const [filters, breakdown] of [
+      // Three columns: no rows carry them together.
+      [[chrome, filter("os", "is", ["Windows"])], "country"],
+      [[chrome, filter("os", "is", ["Windows"]), filter("country", "is", ["NO"])], undefined],
+      // `path` has no pairs: its values are many.
+      [[chrome], "path"],
+      [[filter("path", "is", ["/pricing"])], "country"],
+      [[filter("path", "is", ["/pricing"]), chrome], undefined],
+    ] as Array<[Filter[], string | undefined]>) {
+      const breakdowns = breakdown === undefined ? [] : [field(breakdown)];
+      expect({ filters, breakdown, covered: chartRollupsCover({ ...base, filters, breakdowns }) }).toEqual({
+        filters,
+        breakdown,
+        covered: false,
+      });
+    }
     expect(chartRollupsCover({ ...base, breakdowns: [field("browser"), field("os")] })).toBe(false);
     expect(chartRollupsCover({ ...base, breakdowns: [field("properties.plan")] })).toBe(false);
     for (const name of ["profile_id", "city", "os_version", "referrer"]) {
@@ -298,5 +362,38 @@ describe("incremental maintenance", () => {
     const totals = batch.filter((row) => row.dimension === "");
     expect(totals.reduce((sum, row) => sum + row.events, 0)).toBe(traffic(oneBatch).length);
     expect(await rollupRows(trickled)).toEqual(batch);
+  });
+
+  async function pairRows(projectId: string) {
+    const { projectId: _projectId, ...columns } = getTableColumns(eventPairRollups);
+    return database.db
+      .select(columns)
+      .from(eventPairRollups)
+      .where(eq(eventPairRollups.projectId, projectId))
+      .orderBy(
+        asc(eventPairRollups.dimension),
+        asc(eventPairRollups.byDimension),
+        asc(eventPairRollups.hour),
+        sql`${eventPairRollups.name} collate "C"`,
+        sql`${eventPairRollups.value} collate "C" nulls last`,
+        sql`${eventPairRollups.byValue} collate "C" nulls last`,
+      );
+  }
+
+  it("keeps every pair of columns once, each counting every event, the same trickled as in one batch", async () => {
+    const batch = await pairRows(oneBatch);
+    const pairs = new Map<string, number>();
+    for (const row of batch) {
+      const pair = `${row.dimension}|${row.byDimension}`;
+      pairs.set(pair, (pairs.get(pair) ?? 0) + row.events);
+    }
+    const expected = CHART_PAIR_COLUMNS.flatMap((first, i) =>
+      CHART_PAIR_COLUMNS.slice(i + 1).map((second): [string, number] => [
+        `${first}|${second}`,
+        traffic(oneBatch).length,
+      ]),
+    );
+    expect([...pairs.entries()].sort()).toEqual(expected.sort());
+    expect(await pairRows(trickled)).toEqual(batch);
   });
 });

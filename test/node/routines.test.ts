@@ -13,6 +13,7 @@ import {
 } from "../../scripts/db/routine-files";
 import {
   BREAKDOWN_DIMENSIONS,
+  CHART_PAIR_COLUMNS,
   CHART_ROLLUP_COLUMNS,
   DIMENSION_PREFIXES,
   EVENT_COLUMNS,
@@ -90,6 +91,12 @@ describe("dimension lists spelled in SQL and in src/lib/dimensions.ts", () => {
   it("refresh_event_rollups: dimensions are CHART_ROLLUP_COLUMNS", () => {
     expect(declaredTextArray(routine("refresh_event_rollups"), "dimensions")).toEqual([
       ...CHART_ROLLUP_COLUMNS,
+    ]);
+  });
+
+  it("refresh_event_rollups: pair_dimensions are CHART_PAIR_COLUMNS", () => {
+    expect(declaredTextArray(routine("refresh_event_rollups"), "pair_dimensions")).toEqual([
+      ...CHART_PAIR_COLUMNS,
     ]);
   });
 });

@@ -1,9 +1,20 @@
-import { bigint, integer, pgTable, text, unique } from "drizzle-orm/pg-core";
+import { bigint, index, integer, pgTable, text, unique } from "drizzle-orm/pg-core";
 import { unitStart } from "./rollups";
 
 // ---------------------------------------------------------------------------------------------
 // Event rollups for `/export/charts`, derived from events by `refresh_derived()` only
 // (src/db/routines/refresh_event_rollups.sql).
+
+/** What both tables hold per row: the events' count and what the property segments need. */
+const eventAggregates = () => ({
+  events: integer("events").notNull(),
+  durationSum: bigint("duration_sum", { mode: "number" }).notNull(),
+  durationMin: integer("duration_min").notNull(),
+  durationMax: integer("duration_max").notNull(),
+  revenueSum: bigint("revenue_sum", { mode: "number" }).notNull(),
+  revenueMin: bigint("revenue_min", { mode: "number" }).notNull(),
+  revenueMax: bigint("revenue_max", { mode: "number" }).notNull(),
+});
 
 /**
  * Event aggregates per UTC hour of `created_at`, event name and breakdown value: one row with
@@ -21,16 +32,48 @@ export const eventRollups = pgTable(
     name: text("name").notNull(),
     dimension: text("dimension").notNull(),
     value: text("value"),
-    events: integer("events").notNull(),
-    durationSum: bigint("duration_sum", { mode: "number" }).notNull(),
-    durationMin: integer("duration_min").notNull(),
-    durationMax: integer("duration_max").notNull(),
-    revenueSum: bigint("revenue_sum", { mode: "number" }).notNull(),
-    revenueMin: bigint("revenue_min", { mode: "number" }).notNull(),
-    revenueMax: bigint("revenue_max", { mode: "number" }).notNull(),
+    ...eventAggregates(),
   },
   (t) => [
     // Reads by (project, dimension, hours); the key of the refresh's additions, a null value included.
     unique("event_rollups_key").on(t.projectId, t.dimension, t.hour, t.name, t.value).nullsNotDistinct(),
+  ],
+);
+
+/**
+ * The same aggregates per UTC hour, event name and pair of values: value `value` of `dimension`
+ * and value `by_value` of `by_dimension`, for every pair of CHART_PAIR_COLUMNS (src/lib/
+ * dimensions.ts), the earlier one in that list first. A chart filtered on one column of a pair and
+ * split by the other (or filtered on both) sums these rows. Same watermark and maintenance as
+ * event_rollups: the same routine adds the same new events into both.
+ */
+export const eventPairRollups = pgTable(
+  "event_pair_rollups",
+  {
+    projectId: text("project_id").notNull(),
+    hour: unitStart("hour"),
+    name: text("name").notNull(),
+    dimension: text("dimension").notNull(),
+    value: text("value"),
+    byDimension: text("by_dimension").notNull(),
+    byValue: text("by_value"),
+    ...eventAggregates(),
+  },
+  (t) => [
+    // A chart filters on one side of a pair and reads a value's hours of one event name: the key
+    // (also that of the refresh's additions) leads with the first side's value, the index with the
+    // second's, so either side's filter reads only its own rows.
+    unique("event_pair_rollups_key")
+      .on(t.projectId, t.dimension, t.byDimension, t.value, t.name, t.hour, t.byValue)
+      .nullsNotDistinct(),
+    index("event_pair_rollups_by_value_idx").on(
+      t.projectId,
+      t.dimension,
+      t.byDimension,
+      t.byValue,
+      t.name,
+      t.hour,
+      t.value,
+    ),
   ],
 );

@@ -1,9 +1,9 @@
 import { and, eq, gte, lt, type SQL, sql } from "drizzle-orm";
 import type { PgColumn } from "drizzle-orm/pg-core";
 import type { Database } from "../../db/client";
-import { derivedState, eventRollups, events } from "../../db/schema";
-import { CHART_ROLLUP_COLUMNS } from "../../lib/dimensions";
-import type { Filter, FilterColumn, FilterField } from "../../lib/filter-parser";
+import { derivedState, eventPairRollups, eventRollups, events } from "../../db/schema";
+import { CHART_PAIR_COLUMNS, CHART_ROLLUP_COLUMNS } from "../../lib/dimensions";
+import type { FilterColumn, FilterField } from "../../lib/filter-parser";
 import { HOUR_MS } from "../../lib/timezone";
 import { dimensionValueCondition, eventConditions } from "../filter-conditions";
 import {
@@ -20,16 +20,16 @@ import {
 /**
  * The rollup path of the chart queries: the same numbers as the exact path (exact.ts), read from
  * the hourly event rollups that `refresh_derived()` maintains (src/db/routines/
- * refresh_event_rollups.sql) plus the events that arrived since its last run, which it has not
+ * refresh_event_rollups.sql: rows per value of one column, and per pair of values of two) plus the events that arrived since its last run, which it has not
  * folded in yet. The rollups hold exactly the events below the watermark, so the sum is exact at
  * any moment.
  */
 
 /** The columns the event rollups carry a row per value of; `name` is part of every row. */
-const ROLLED_UP_BREAKDOWNS: ReadonlySet<FilterColumn> = new Set<FilterColumn>([
-  "name",
-  ...CHART_ROLLUP_COLUMNS,
-]);
+const ROLLED_UP_COLUMNS: ReadonlySet<FilterColumn> = new Set<FilterColumn>(["name", ...CHART_ROLLUP_COLUMNS]);
+
+/** The columns with pair rows, in the order the pairs are stored (the earlier one first). */
+const PAIR_COLUMNS: readonly FilterColumn[] = CHART_PAIR_COLUMNS;
 
 /** Segments that add up over hours: counts, sums, minima and maxima (distinct counts do not). */
 const ADDITIVE_SEGMENTS: ReadonlySet<ChartSegment> = new Set<ChartSegment>([
@@ -51,37 +51,50 @@ function rolledUpAmount(query: ChartSeriesQuery): RolledUpAmount | undefined {
 
 /** The field's column when the rollups carry it. */
 function rolledUpColumn(field: FilterField | undefined): FilterColumn | undefined {
-  return field?.kind === "column" && ROLLED_UP_BREAKDOWNS.has(field.column) ? field.column : undefined;
+  return field?.kind === "column" && ROLLED_UP_COLUMNS.has(field.column) ? field.column : undefined;
 }
 
 /**
- * The series' one filter when the rollups can apply it: any operator but `regex` on a rolled-up
- * column, with no value that is "" (the rollups keep empty strings and NULL alike as not set, and
- * only those two tell them apart), and either no breakdown or one on the same column. It then
- * applies to the values of that dimension's rows.
+ * The rows that answer a series: those of the series' event names alone (`columns` empty), of one
+ * column's values (event_rollups) or of a pair's (event_pair_rollups, `columns` in the pair's
+ * order). `name` is in every row, so it is never one of the columns.
  */
-function rolledUpFilter(query: ChartSeriesQuery): { column: FilterColumn; filter: Filter } | undefined {
-  const [filter, ...more] = query.filters;
-  if (!filter || more.length > 0 || filter.operator === "regex") return undefined;
-  const column = rolledUpColumn(filter.field);
-  if (column === undefined || filter.values.some((value) => String(value) === "")) return undefined;
-  const [breakdown, ...others] = query.breakdowns;
-  if (others.length > 0 || (breakdown && rolledUpColumn(breakdown) !== column)) return undefined;
-  return { column, filter };
+interface RollupRows {
+  columns: FilterColumn[];
+}
+
+/**
+ * The rows that answer the series' filters and breakdown, when some do: every filter any operator
+ * but `regex` on a rolled-up column, with no value that is "" (the rollups keep empty strings and
+ * NULL alike as not set, and only those two tell them apart), at most one breakdown on one, and
+ * besides `name` at most two columns in all, both of a rolled-up pair when there are two.
+ */
+function rollupRows(query: ChartSeriesQuery): RollupRows | undefined {
+  if (query.breakdowns.length > 1) return undefined;
+  const columns = new Set<FilterColumn>();
+  for (const field of [...query.filters.map((filter) => filter.field), ...query.breakdowns]) {
+    const column = rolledUpColumn(field);
+    if (column === undefined) return undefined;
+    if (column !== "name") columns.add(column);
+  }
+  const usable = query.filters.every(
+    (filter) => filter.operator !== "regex" && !filter.values.some((value) => String(value) === ""),
+  );
+  if (!usable || columns.size > 2) return undefined;
+  if (columns.size < 2) return { columns: [...columns] };
+  const pair = PAIR_COLUMNS.filter((column) => columns.has(column));
+  return pair.length === 2 ? { columns: pair } : undefined;
 }
 
 /**
  * Whether the rollups answer a series: an additive segment (a property one on duration or
- * revenue), at most one breakdown on a rolled-up column, or one filter on one (see rolledUpFilter), and whole UTC
- * hours at every window and bucket edge, so each hour row lies inside one bucket.
+ * revenue), filters and a breakdown some rows answer (see rollupRows), and whole UTC hours at every
+ * window and bucket edge, so each hour row lies inside one bucket.
  */
 export function chartRollupsCover(query: ChartSeriesQuery): boolean {
   if (!query.rollups || !ADDITIVE_SEGMENTS.has(query.segment)) return false;
   if (isPropertySegment(query.segment) && rolledUpAmount(query) === undefined) return false;
-  if (query.filters.length > 0 && rolledUpFilter(query) === undefined) return false;
-  if (query.breakdowns.length > 1) return false;
-  const [breakdown] = query.breakdowns;
-  if (breakdown && rolledUpColumn(breakdown) === undefined) return false;
+  if (rollupRows(query) === undefined) return false;
   const periods = query.previous ? [query.current, query.previous] : [query.current];
   return periods.every(
     ({ window, buckets }) =>
@@ -145,38 +158,66 @@ function unitColumns(
   };
 }
 
+/** The aggregate columns both rollup tables have. */
+type AmountColumns = Record<
+  "durationSum" | "durationMin" | "durationMax" | "revenueSum" | "revenueMin" | "revenueMax",
+  PgColumn
+>;
+
+function rowAmounts(table: AmountColumns, amount: RolledUpAmount) {
+  return amount === "duration"
+    ? { sum: table.durationSum, min: table.durationMin, max: table.durationMax }
+    : { sum: table.revenueSum, min: table.revenueMin, max: table.revenueMax };
+}
+
+/** The field's column; only called for fields rollupRows accepted. */
+const columnOf = (field: FilterField): FilterColumn => rolledUpColumn(field) ?? "name";
+
 /**
- * The rollup path's bucket values: the hour rows of the scanned range (the `''` dimension for a
- * series without breakdown or split by name) and the events the rollups do not hold yet, each
- * reduced to the same unit columns, then bucketed and aggregated like the exact path's events.
+ * The hour rows of the scanned range that answer the series, as units: those of one pair of
+ * columns, or of one column ('' dimension: the event names alone), with the filters applied to
+ * the values of each row and the breakdown's value as `b0`.
  */
-export async function rolledUpBucketValues(db: Database, query: ChartSeriesQuery): Promise<BucketValues> {
-  const watermark = await eventRollupsWatermark(db);
+function hourRows(db: Database, query: ChartSeriesQuery, rows: RollupRows) {
   const [breakdown] = query.breakdowns;
-  const filter = rolledUpFilter(query);
-  // The dimension whose rows answer: the filtered or broken-down column ('' rows carry `name`).
-  const column = filter?.column ?? rolledUpColumn(breakdown);
-  const dimension = column === undefined || column === "name" ? "" : column;
-  const rowValue = column === "name" ? eventRollups.name : eventRollups.value;
-  const amount = rolledUpAmount(query) ?? "duration";
-  const rollupValue = breakdown ? rowValue : sql<string | null>`null::text`;
-  const byDuration = amount === "duration";
-  const hourRows = db
+  const [first, second] = rows.columns;
+  const table = second === undefined ? eventRollups : eventPairRollups;
+  const rowValue = (field: FilterField) => {
+    const column = columnOf(field);
+    if (column === "name") return table.name;
+    return column === second ? eventPairRollups.byValue : table.value;
+  };
+  return db
     .select(
-      unitColumns(eventRollups.hour, rollupValue, eventRollups.events, {
-        sum: byDuration ? eventRollups.durationSum : eventRollups.revenueSum,
-        min: byDuration ? eventRollups.durationMin : eventRollups.revenueMin,
-        max: byDuration ? eventRollups.durationMax : eventRollups.revenueMax,
-      }),
+      unitColumns(
+        table.hour,
+        breakdown ? rowValue(breakdown) : sql<string | null>`null::text`,
+        table.events,
+        rowAmounts(table, rolledUpAmount(query) ?? "duration"),
+      ),
     )
-    .from(eventRollups)
+    .from(table)
     .where(
       and(
-        seriesRange(query, eventRollups.hour, eventRollups.projectId, eventRollups.name),
-        eq(eventRollups.dimension, dimension),
-        filter ? dimensionValueCondition(filter.filter, rowValue) : undefined,
+        seriesRange(query, table.hour, table.projectId, table.name),
+        eq(table.dimension, first ?? ""),
+        second === undefined ? undefined : eq(eventPairRollups.byDimension, second),
+        ...query.filters.map((filter) => dimensionValueCondition(filter, rowValue(filter.field))),
       ),
     );
+}
+
+/**
+ * The rollup path's bucket values: the hour rows of the scanned range that answer the series
+ * (hourRows) and the events the rollups do not hold yet, each reduced to the same unit columns,
+ * then bucketed and aggregated like the exact path's events.
+ */
+export async function rolledUpBucketValues(db: Database, query: ChartSeriesQuery): Promise<BucketValues> {
+  const rows = rollupRows(query);
+  if (rows === undefined) throw new Error("rolledUpBucketValues: no rollup rows answer this series");
+  const watermark = await eventRollupsWatermark(db);
+  const [breakdown] = query.breakdowns;
+  const byDuration = (rolledUpAmount(query) ?? "duration") === "duration";
   // Each new event is a unit of one. The watermark is a literal, not a subquery: the planner then
   // sees how few events lie above it and reaches them through the ingest_xid index instead of
   // the whole window.
@@ -197,7 +238,7 @@ export async function rolledUpBucketValues(db: Database, query: ChartSeriesQuery
         eventConditions(query.filters),
       ),
     );
-  const units = hourRows.unionAll(newEvents).as("units");
+  const units = hourRows(db, query, rows).unionAll(newEvents).as("units");
 
   const { period, bucket } = periodAndBucket(units.unit, query);
   const bucketed = db
