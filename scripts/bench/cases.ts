@@ -7,7 +7,7 @@ import { BREAKDOWN_DIMENSIONS, type BreakdownDimension } from "../../src/lib/dim
 
 /** One filter as the API takes it (an element of the `filters` parameter). */
 export interface BenchFilter {
-  name: BreakdownDimension | "path" | "name";
+  name: BreakdownDimension | "path" | "origin" | "name";
   operator: "is" | "isNot" | "contains";
   value: string[];
 }
@@ -183,7 +183,7 @@ const PREFIXES: Partial<Record<BreakdownDimension, string>> = {
 
 const WINDOW_WHERE = "project_id = $1 AND created_at >= $2 AND created_at < $3";
 
-const EVENT_FIELDS: ReadonlySet<BenchFilter["name"]> = new Set(["path", "name"]);
+const EVENT_FIELDS: ReadonlySet<BenchFilter["name"]> = new Set(["path", "origin", "name"]);
 
 const escapeLike = (text: string): string => text.replace(/[\\%_]/g, (match) => `\\${match}`);
 

@@ -20,6 +20,7 @@ export type FilterCaseKind =
   | "three"
   | "path"
   | "pathText"
+  | "origin"
   | "name"
   | "chart";
 
@@ -161,7 +162,7 @@ async function sessionCounts(db: pg.Client, window: BenchWindow) {
 async function eventFieldCounts(
   db: pg.Client,
   window: BenchWindow,
-  column: "path" | "name",
+  column: "path" | "origin" | "name",
 ): Promise<{ value: string; n: number }[]> {
   // Over the window's events, not only those of sessions started in it: the few sessions crossing
   // the window's edges do not move a share by a measurable amount, and this needs no join.
@@ -350,7 +351,7 @@ export async function pickFilters(db: pg.Client, window: BenchWindow): Promise<F
   if (three) add("three", "three", three);
   else skipped.push(`three filters: no triple of values keeps ${range}`);
 
-  for (const column of ["path", "name"] as const) {
+  for (const column of ["path", "origin", "name"] as const) {
     const candidates = (await eventFieldCounts(db, window, column)).map(
       (r): Candidate => ({
         filters: [isFilter(column, r.value)],

@@ -89,9 +89,20 @@ function growthText(results: BenchResults, refs: readonly CellRef[], metric: "p5
 
 function verdicts(results: BenchResults): Verdict[] {
   const one = refsOf(results, ["one", "isNot"], [30]);
-  const more = refsOf(results, ["two", "three", "path", "pathText", "name", "text"], [30]);
+  const more = refsOf(results, ["two", "three", "path", "pathText", "origin", "name", "text"], [30]);
   const chart = refsOf(results, ["chart"], [30]);
-  const all: FilterCaseKind[] = ["one", "isNot", "two", "three", "path", "pathText", "name", "text", "chart"];
+  const all: FilterCaseKind[] = [
+    "one",
+    "isNot",
+    "two",
+    "three",
+    "path",
+    "pathText",
+    "origin",
+    "name",
+    "text",
+    "chart",
+  ];
   const at90 = refsOf(results, all, [90]);
   const cachedRefs = refsOf(results, all, [30, 90]);
   const failedText = (failed: string[]) => (failed.length ? `; failed: ${failed.join(", ")}` : "");
@@ -137,7 +148,7 @@ function verdicts(results: BenchResults): Verdict[] {
   speedUp(one, "… speed-up over the plain-SQL baseline (p50 / p50)", 50);
   p50(
     more,
-    "two or three filters, a path filter, an event-name filter or a text operator, 30 days: p50",
+    "two or three filters, a path or origin filter, an event-name filter or a text operator, 30 days: p50",
     100,
   );
   p50(
@@ -168,7 +179,7 @@ function pickedFilters(results: BenchResults): string[] {
       "value). A text operator is a prefix of a value matched with `contains`, preferably one that " +
       "matches several values; `path` and `name` keep the sessions with an event of that value, and " +
       "`pathText` those with an event on a page of a site section (a leading segment that two paths or more " +
-      "share, matched with `contains`). The " +
+      "share, matched with `contains`), `origin` those with an event on that origin. The " +
       'same values are used over 90 days. "/metrics" is the `total_sessions` the API answered for the ' +
       "filter over 30 days.",
     "",
@@ -266,6 +277,9 @@ const ANSWERED_BY: Record<FilterCaseKind, string> = {
   pathText:
     "bit strings per day, as for two filters: the OR of the strings of the paths the text matches (a session " +
     "holding two of them would count twice in the rollup rows)",
+  origin:
+    "bit strings per day, as for two filters: the string of the sessions with an event on that origin (origins " +
+    "have no rollup rows)",
   name: "pre-aggregated, like a path: the rows of the `name` dimension (a session under each event name it holds)",
   chart:
     "event segment: the hourly event pair rollups (a row per hour, event name and pair of values of the filter's " +

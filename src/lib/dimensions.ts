@@ -51,6 +51,14 @@ export const isMultiValuedDimension = (name: string): name is MultiValuedDimensi
 /** A dimension the derived rows per value are kept for: a breakdown's, or a multi-valued one. */
 export type FilterDimension = BreakdownDimension | MultiValuedDimension;
 
+/**
+ * Each origin a session's events carry: multi-valued like `path`, but kept only in the bit strings
+ * per day (src/db/routines/refresh_session_bits.sql), not in the rollups.
+ */
+export type BitStringDimension = FilterDimension | "origin";
+
+export const isBitStringOnlyDimension = (name: string): name is "origin" => name === "origin";
+
 export const isBreakdownDimension = (name: string): name is BreakdownDimension =>
   (BREAKDOWN_DIMENSIONS as readonly string[]).includes(name);
 

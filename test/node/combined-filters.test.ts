@@ -93,6 +93,16 @@ const COMBINATIONS: Array<[string, FilterInput[]]> = [
   ["one filter on two paths", [is("path", "is", ["/pricing", "/cart"])]],
   ["one filter on paths containing a text", [is("path", "contains", ["ri"])]],
   ["one filter on event names by their start", [is("name", "startsWith", ["sig", "pur"])]],
+  // Origins have strings only: one filter on them is answered from the strings too.
+  ["one origin", [is("origin", "is", ["https://shop.example.com"])]],
+  [
+    "an origin's text and a country",
+    [is("origin", "contains", ["//example"]), is("country", "isNot", ["US"])],
+  ],
+  [
+    "an origin, a path and a device",
+    [is("origin", "endsWith", ["example.com"]), is("path", "is", ["/"]), is("device", "is", ["desktop"])],
+  ],
   [
     "three filters with a prefix and text operators",
     [is("city", "startsWith", ["S"]), is("browser", "is", ["Safari"]), is("utm_medium", "isNull")],
@@ -100,7 +110,7 @@ const COMBINATIONS: Array<[string, FilterInput[]]> = [
 ];
 
 describe("which filters the bit strings answer", () => {
-  it("two or three filters, or one on several paths or names, over whole days of a built window", async () => {
+  it("two or three filters, or one on several paths or names or on origins, over whole days of a built window", async () => {
     for (const [label, filters] of COMBINATIONS) {
       const scope = await scopeOf(filters, true);
       expect({ label, combined: bitStringFilters(scope)?.length }).toEqual({
@@ -118,7 +128,8 @@ describe("which filters the bit strings answer", () => {
       [is("path", "isNot", ["/pricing", "/cart"])],
       [is("country", "is", ["NO"]), is("path", "isNot", ["/pricing"])],
       [is("country", "is", ["NO"]), is("path", "isNull")],
-      [is("country", "is", ["NO"]), is("origin", "is", ["https://example.com"])],
+      [is("country", "is", ["NO"]), is("origin", "isNot", ["https://example.com"])],
+      [is("origin", "isNull")],
       [is("country", "is", ["NO"]), is("properties.plan", "is", ["pro"])],
       [is("country", "is", ["NO", ""]), is("device", "is", ["mobile"])],
       [is("referrer_name", "regex", ["^$|^Goo"]), is("device", "is", ["mobile"])],

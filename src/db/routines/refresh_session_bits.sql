@@ -10,15 +10,16 @@
 -- in start order (then id, in byte order), and every string of the day has a bit per session: one
 -- per value of each dimension of session_dimensions() (src/db/routines/session_dimensions.sql),
 -- empty strings and NULL alike as "not set" (name NULL), one per path its events carry and per
--- event name it holds (dimensions 'path' and 'name', as in the rollups; no string for "not set"),
+-- event name it holds (dimensions 'path' and 'name', as in the rollups), one per origin its events
+-- carry (dimension 'origin', which only the strings have; no string for "not set" in these three),
 -- and one per set bit of each summed measure. Each page screened that day has one string per
 -- title its sessions give it and one per set bit of each page measure of its sessions.
 --
 -- Visitors are numbered per project in the order they were first seen, once (visitor_ordinals).
 -- A day's visitor strings set the bits of the visitors with a session of each value, in chunks of
 -- 65,536 visitors, a chunk stored only when it has one. The visitors with several values of a
--- dimension in one day are listed (visitor_day_mixed) for the query to check; for a path or an
--- event name, those of whose sessions of the day some have the value and some do not.
+-- dimension in one day are listed (visitor_day_mixed) for the query to check; for a path, an
+-- origin or an event name, those of whose sessions of the day some have the value and some do not.
 --
 -- A touched day is rebuilt whole: a session that arrives late in a day's order (a late earlier
 -- event) renumbers the sessions after it, so no string of that day can be kept. A day of a project
@@ -115,12 +116,17 @@ BEGIN
     ' AND s.started_at < ((d.day AT TIME ZONE z.timezone)::date + 1)::timestamp AT TIME ZONE z.timezone', 'true');
   CREATE TEMPORARY TABLE bit_day_sizes ON COMMIT DROP AS
   SELECT project_id, day, count(*)::integer AS sessions FROM bit_sessions GROUP BY 1, 2;
-  -- Each session under each path its pages hold (once, whatever the origin) and each event name it
-  -- holds, found through the session's start as the stored pages and names are indexed.
+  -- Each session under each path its pages hold (once, whatever the origin), each origin (once,
+  -- whatever the path) and each event name it holds, found through the session's start as the
+  -- stored pages and names are indexed.
   CREATE TEMPORARY TABLE bit_values ON COMMIT DROP AS
   SELECT DISTINCT s.project_id, s.day, s.ordinal, s.visitor, 'path' AS dimension, p.path AS name
   FROM bit_sessions s JOIN session_pages p ON p.project_id = s.project_id AND p.started_at = s.started_at
     AND p.session_id = s.session_id AND p.path <> ''
+  UNION ALL
+  SELECT DISTINCT s.project_id, s.day, s.ordinal, s.visitor, 'origin', p.origin
+  FROM bit_sessions s JOIN session_pages p ON p.project_id = s.project_id AND p.started_at = s.started_at
+    AND p.session_id = s.session_id AND p.origin <> ''
   UNION ALL
   SELECT s.project_id, s.day, s.ordinal, s.visitor, 'name', n.name
   FROM bit_sessions s JOIN session_names n ON n.project_id = s.project_id AND n.started_at = s.started_at
@@ -179,7 +185,7 @@ BEGIN
     GROUP BY 1, 2, 3 HAVING count(*) > 1) AS r
     ON r.project_id = s.project_id AND r.day = s.day AND r.visitor = s.visitor;
   EXECUTE 'INSERT INTO visitor_day_mixed (project_id, day, dimension, ordinal, sessions) ' || mixed_visitors;
-  -- A path or name that some of a visitor's sessions of the day hold and others do not.
+  -- A path, origin or name that some of a visitor's sessions of the day hold and others do not.
   INSERT INTO visitor_day_mixed (project_id, day, dimension, ordinal, sessions)
   SELECT DISTINCT v.project_id, v.day, v.dimension, v.visitor, r.sessions
   FROM bit_values v

@@ -3,7 +3,7 @@ import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import type { Database } from "../../db/client";
 import { VISITOR_CHUNK_BITS, visitorDayMixed } from "../../db/schema";
 import { timestampArray, toNumber } from "../sql-helpers";
-import type { DimensionFilter, Numeric, SessionScope } from "./model";
+import type { BitStringFilter, Numeric, SessionScope } from "./model";
 import { dayMasks, dayVisitors } from "./session-masks";
 import type { VisitorCounts } from "./visitors";
 
@@ -23,7 +23,7 @@ import type { VisitorCounts } from "./visitors";
 export async function combinedVisitors(
   db: Database,
   scope: SessionScope,
-  filters: readonly DimensionFilter[],
+  filters: readonly BitStringFilter[],
   buckets: number[],
 ): Promise<VisitorCounts> {
   const window = { start: new Date(scope.window.start), end: new Date(scope.window.end) };

@@ -1,6 +1,8 @@
 import {
+  type BitStringDimension,
   type BreakdownDimension,
   type FilterDimension,
+  isBitStringOnlyDimension,
   isBreakdownDimension,
   isMultiValuedDimension,
 } from "../../lib/dimensions";
@@ -163,11 +165,17 @@ function hoursCover(scope: SessionScope, buckets: readonly number[]): boolean {
   );
 }
 
-/** A filter on one dimension, which the rollups answer from that dimension's rows. */
-export interface DimensionFilter {
-  dimension: FilterDimension;
+/**
+ * A filter on one dimension, which the rollups answer from that dimension's rows (or the bit
+ * strings from its strings: `BitStringDimension`, which adds `origin`).
+ */
+export interface DimensionFilter<Dimension extends BitStringDimension = FilterDimension> {
+  dimension: Dimension;
   filter: Filter;
 }
+
+/** A filter the bit strings per day answer. */
+export type BitStringFilter = DimensionFilter<BitStringDimension>;
 
 /**
  * Whether rows per dimension value answer `filter`: its operator applied to the dimension's values
@@ -210,9 +218,9 @@ export function dimensionFilter(scope: SessionScope): DimensionFilter | undefine
 const MAX_BIT_STRING_FILTERS = 3;
 
 /**
- * The operators on a path or an event name that the bit strings answer: those that keep only
- * sessions holding a matching value. (`isNot` and `doesNotContain` also keep a session for an event
- * without a path, which has no string; `isNull` and `isNotNull` ask about those events.)
+ * The operators on a path, an origin or an event name that the bit strings answer: those that keep
+ * only sessions holding a matching value. (`isNot` and `doesNotContain` also keep a session for an
+ * event without a path, which has no string; `isNull` and `isNotNull` ask about those events.)
  */
 const HELD_VALUE_OPERATORS: ReadonlySet<string> = new Set([
   "is",
@@ -224,13 +232,16 @@ const HELD_VALUE_OPERATORS: ReadonlySet<string> = new Set([
 
 /**
  * A filter the bit strings answer: one on a breakdown dimension (sessionAttributeFilter), or on
- * the paths or event names a session holds with an operator of HELD_VALUE_OPERATORS. A session has
- * a string under each of its paths and names, so the OR of the strings of the values a filter
- * matches is the sessions holding any of them, which is what the filter keeps.
+ * the paths, origins or event names a session holds with an operator of HELD_VALUE_OPERATORS. A
+ * session has a string under each of its paths, origins and names, so the OR of the strings of the
+ * values a filter matches is the sessions holding any of them, which is what the filter keeps.
  */
-function bitStringFilter(scope: SessionScope, filter: Filter): DimensionFilter | undefined {
+function bitStringFilter(scope: SessionScope, filter: Filter): BitStringFilter | undefined {
   const { field } = filter;
-  if (field.kind === "column" && isMultiValuedDimension(field.column)) {
+  if (
+    field.kind === "column" &&
+    (isMultiValuedDimension(field.column) || isBitStringOnlyDimension(field.column))
+  ) {
     return HELD_VALUE_OPERATORS.has(filter.operator) && rolledUpValues(scope, filter)
       ? { dimension: field.column, filter }
       : undefined;
@@ -244,7 +255,7 @@ function bitStringFilter(scope: SessionScope, filter: Filter): DimensionFilter |
  * that the rollups do not answer (several paths or event names, or a text operator on them: a
  * session holding two of them would count twice in their rows).
  */
-export function bitStringFilters(scope: SessionScope): DimensionFilter[] | undefined {
+export function bitStringFilters(scope: SessionScope): BitStringFilter[] | undefined {
   if (!scope.rollups || scope.filters.length === 0 || scope.filters.length > MAX_BIT_STRING_FILTERS)
     return undefined;
   if (scope.filters.length === 1 && dimensionFilter(scope) !== undefined) return undefined;

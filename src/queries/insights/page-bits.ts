@@ -1,7 +1,7 @@
 import { type AnyColumn, type SQL, sql } from "drizzle-orm";
 import { pageDayBits, pageDaySlices } from "../../db/schema";
 import { rankOrder } from "../sql-helpers";
-import type { DimensionFilter, Page, SessionScope } from "./model";
+import type { BitStringFilter, Page, SessionScope } from "./model";
 import { dayMasks, slicedSum } from "./session-masks";
 
 /**
@@ -31,7 +31,7 @@ const RANKED: PageKey = { origin: sql`r.origin`, path: sql`r.path` };
  * summed from the slices: the caller ranks these rows again with offset 0. Without it, every page
  * with a matching session is summed (`/pages/performance` sorts them by any figure).
  */
-export function maskedPageRows(scope: SessionScope, filters: readonly DimensionFilter[], page?: Page): SQL {
+export function maskedPageRows(scope: SessionScope, filters: readonly BitStringFilter[], page?: Page): SQL {
   const p = pageDayBits;
   const s = pageDaySlices;
   const count = sql`sum(sessions)`;

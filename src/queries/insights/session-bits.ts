@@ -4,7 +4,7 @@ import { sessionDayBits, sessionDaySlices } from "../../db/schema";
 import type { BreakdownDimension } from "../../lib/dimensions";
 import { rankOrder } from "../sql-helpers";
 import { combinedVisitors } from "./combined-visitors";
-import type { DimensionFilter, MetricsAnswer, Page, SessionScope } from "./model";
+import type { BitStringFilter, MetricsAnswer, Page, SessionScope } from "./model";
 import { summedSessionMetrics, withVisitors } from "./rollups";
 import { dayMasks, slicedSum } from "./session-masks";
 
@@ -40,7 +40,7 @@ function maskedSums(scope: SessionScope, day: SQL, matched: SQL): SQL {
  * The matching sessions of each whole day of the window as session rollup rows (no value:
  * `name` and `prefix` null), with the day as `unit`: what the rollup path of `/metrics` sums.
  */
-export function maskedDayRows(scope: SessionScope, filters: readonly DimensionFilter[]): SQL {
+export function maskedDayRows(scope: SessionScope, filters: readonly BitStringFilter[]): SQL {
   return sql`(
     with masks as materialized (${dayMasks(scope, filters, scope.window)})
     select null::text as name, null::text as prefix, m.day as unit, bit_count(m.mask) as sessions, sums.*
@@ -56,7 +56,7 @@ export function maskedDayRows(scope: SessionScope, filters: readonly DimensionFi
  */
 export function maskedBreakdownRows(
   scope: SessionScope,
-  filters: readonly DimensionFilter[],
+  filters: readonly BitStringFilter[],
   dimension: BreakdownDimension,
   page: Page,
 ): SQL {
@@ -94,7 +94,7 @@ export function maskedBreakdownRows(
 export async function combinedFilterMetrics(
   db: Database,
   scope: SessionScope,
-  filters: readonly DimensionFilter[],
+  filters: readonly BitStringFilter[],
   buckets: number[],
 ): Promise<MetricsAnswer> {
   // Independent statements, sent together: the visitors do not wait for the sums.

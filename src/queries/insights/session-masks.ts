@@ -2,7 +2,7 @@ import { type AnyColumn, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { sessionDayBits, visitorDayBits } from "../../db/schema";
 import { dimensionValueCondition } from "../filter-conditions";
-import type { DimensionFilter, SessionScope, TimeWindow } from "./model";
+import type { BitStringFilter, SessionScope, TimeWindow } from "./model";
 import { projectDaysBuilt, wholeProjectDays } from "./window-rows";
 
 /**
@@ -30,7 +30,7 @@ export async function bitStringsCover(
  */
 function combinedStrings(
   scope: SessionScope,
-  filters: readonly DimensionFilter[],
+  filters: readonly BitStringFilter[],
   window: TimeWindow,
   table: typeof sessionDayBits | typeof visitorDayBits,
 ): SQL {
@@ -55,14 +55,14 @@ function combinedStrings(
 }
 
 /** The masks of the window's days: `day`, `mask`. */
-export function dayMasks(scope: SessionScope, filters: readonly DimensionFilter[], window: TimeWindow): SQL {
+export function dayMasks(scope: SessionScope, filters: readonly BitStringFilter[], window: TimeWindow): SQL {
   return sql`select day, strings as mask from (${combinedStrings(scope, filters, window, sessionDayBits)}) as combined`;
 }
 
 /** The visitors of the window's days kept by every filter: `day`, `chunk`, `visitors`. */
 export function dayVisitors(
   scope: SessionScope,
-  filters: readonly DimensionFilter[],
+  filters: readonly BitStringFilter[],
   window: TimeWindow,
 ): SQL {
   return sql`select day, chunk, strings as visitors from (${combinedStrings(scope, filters, window, visitorDayBits)}) as combined`;

@@ -38,10 +38,12 @@ function add(groups: Map<string, number[]>, key: string, ordinal: number): void 
   groups.set(key, ordinals);
 }
 
-/** Each session's paths (its pages') and event names, not set left out: the multi-valued dimensions. */
+/** Each session's paths and origins (its pages') and event names, not set left out: the multi-valued dimensions. */
 async function heldValues(db: Database, projectId: string): Promise<Map<string, Array<[string, string]>>> {
   const result = await db.execute<{ session_id: string; dimension: string; name: string }>(sql`
     select distinct session_id, 'path' as dimension, path as name from session_pages where project_id = ${projectId} and path <> ''
+    union all
+    select distinct session_id, 'origin', origin from session_pages where project_id = ${projectId} and origin <> ''
     union all
     select distinct session_id, 'name', name from session_names where project_id = ${projectId} and name <> ''`);
   const held = new Map<string, Array<[string, string]>>();

@@ -1,0 +1,209 @@
+-- refresh_session_bits(rebuild_all): the bit strings per project day over the day's sessions
+-- (session_day_bits, session_day_slices, and per page page_day_bits, page_day_slices) and over the project's visitors (visitor_ordinals,
+-- visitor_day_bits, visitor_day_mixed) of the sessions refresh_session_rollups
+-- (src/db/routines/refresh_session_rollups.sql) has just derived. It calls this after the day
+-- rollups and before it records each project's timezone in rollup_timezones, with the temporary
+-- tables `touched_after` (the sessions of this run as it wrote them) and `touched_before` (their
+-- rows as they were before this run; none for new sessions).
+--
+-- A day is the project's own (its timezone, UTC when it has none). Its sessions are numbered 0…
+-- in start order (then id, in byte order), and every string of the day has a bit per session: one
+-- per value of each dimension of session_dimensions() (src/db/routines/session_dimensions.sql),
+-- empty strings and NULL alike as "not set" (name NULL), one per path its events carry and per
+-- event name it holds (dimensions 'path' and 'name', as in the rollups), one per origin its events
+-- carry (dimension 'origin', which only the strings have; no string for "not set" in these three),
+-- and one per set bit of each summed measure. Each page screened that day has one string per
+-- title its sessions give it and one per set bit of each page measure of its sessions.
+--
+-- Visitors are numbered per project in the order they were first seen, once (visitor_ordinals).
+-- A day's visitor strings set the bits of the visitors with a session of each value, in chunks of
+-- 65,536 visitors, a chunk stored only when it has one. The visitors with several values of a
+-- dimension in one day are listed (visitor_day_mixed) for the query to check; for a path, an
+-- origin or an event name, those of whose sessions of the day some have the value and some do not.
+--
+-- A touched day is rebuilt whole: a session that arrives late in a day's order (a late earlier
+-- event) renumbers the sessions after it, so no string of that day can be kept. A day of a project
+-- whose timezone changed, and every day on a full build (`rebuild_all`), is rebuilt too. At 27,000
+-- sessions a day (10M events over 90 days) a day's session strings are about 3.4 KB each.
+CREATE OR REPLACE FUNCTION refresh_session_bits(rebuild_all boolean) RETURNS void
+LANGUAGE plpgsql
+SET jit = off
+-- DROP TABLE IF EXISTS of the temporary tables would notice "schema pg_temp does not exist".
+SET client_min_messages = warning
+AS $fn$
+DECLARE
+  chunk_bits constant integer := 65536;
+  day_tables constant text[] := ARRAY['session_day_bits', 'session_day_slices', 'page_day_bits', 'page_day_slices',
+    'visitor_day_bits', 'visitor_day_mixed'];
+  day_table text;
+  -- The sessions of the days to build, numbered per day, with their visitor's number; %1$s is the
+  -- FROM clause that yields them as `s` with their project's zone as `z`, %2$s its condition. The
+  -- number is looked up per session: joined, the planner read every session of the project
+  -- against every visitor before it kept a day's (6 s of a 9.6 s run at 10M events).
+  sessions_of text := 'SELECT s.project_id, date_trunc(''day'', s.started_at, z.timezone) AS day,'
+    ' (row_number() OVER (PARTITION BY s.project_id, date_trunc(''day'', s.started_at, z.timezone)'
+    ' ORDER BY s.started_at, s.id COLLATE "C") - 1)::integer AS ordinal,'
+    ' (SELECT o.ordinal FROM visitor_ordinals o WHERE o.project_id = s.project_id AND o.profile_id = s.profile_id) AS visitor,'
+    ' s.id AS session_id, s.started_at, s.is_bounce, s.duration_ms, s.screen_view_count, s.revenue'
+    || (SELECT string_agg(format(', nullif(s.%1$I, '''') AS %1$I', d.dimension), '') FROM session_dimensions() AS d)
+    || ' FROM %1$s WHERE %2$s';
+  -- One group per (day, value) of each dimension, the paths and names too: the ordinals of its sessions.
+  value_groups text := (SELECT string_agg(format('SELECT project_id, day, %1$L AS dimension, %1$I AS name,'
+      ' %2$s AS prefix, array_agg(ordinal) AS ordinals FROM bit_sessions GROUP BY 1, 2, 4, 5',
+      d.dimension, coalesce(quote_ident(d.prefix), 'NULL::text')), ' UNION ALL ')
+    FROM session_dimensions() AS d)
+    || ' UNION ALL SELECT project_id, day, dimension, name, NULL::text, array_agg(ordinal) FROM bit_values GROUP BY 1, 2, 3, 4';
+  -- One group per (day, value, chunk) of each dimension: its visitors' offsets in the chunk.
+  visitor_groups text := (SELECT string_agg(format('SELECT project_id, day, %1$L AS dimension, %1$I AS name,'
+      ' visitor / %2$s AS chunk, array_agg(DISTINCT visitor %% %2$s) AS ordinals FROM bit_sessions GROUP BY 1, 2, 4, 5',
+      d.dimension, chunk_bits), ' UNION ALL ')
+    FROM session_dimensions() AS d)
+    || format(' UNION ALL SELECT project_id, day, dimension, name, visitor / %1$s, array_agg(DISTINCT visitor %% %1$s)'
+      ' FROM bit_values GROUP BY 1, 2, 3, 4, 5', chunk_bits);
+  -- The visitors of a day with more than one value of a dimension, NULL (not set) one of them.
+  mixed_visitors text := (SELECT string_agg(format('SELECT project_id, day, %1$L AS dimension, visitor,'
+      ' max(visitor_sessions) FROM bit_repeats GROUP BY 1, 2, 4 HAVING count(DISTINCT %1$I) + max((%1$I IS NULL)::integer) > 1', d.dimension), ' UNION ALL ')
+    FROM session_dimensions() AS d);
+BEGIN
+  DROP TABLE IF EXISTS pg_temp.bit_zones, pg_temp.bit_days, pg_temp.bit_sessions, pg_temp.bit_day_sizes,
+    pg_temp.bit_values, pg_temp.bit_pages, pg_temp.bit_repeats;
+  -- Each project's zone, and whether all of its days are rebuilt (src/db/routines/derived_zones.sql).
+  CREATE TEMPORARY TABLE bit_zones ON COMMIT DROP AS SELECT * FROM derived_zones(rebuild_all);
+  -- The other projects' days that a touched session was in, before this run or now.
+  CREATE TEMPORARY TABLE bit_days ON COMMIT DROP AS
+  SELECT DISTINCT z.project_id, date_trunc('day', t.started_at, z.timezone) AS day
+  FROM (SELECT project_id, started_at FROM touched_before UNION ALL SELECT project_id, started_at FROM touched_after) AS t
+  JOIN bit_zones z ON z.project_id = t.project_id AND NOT z.rebuilt;
+  -- Planned without statistics as a thousand days, the day's sessions were read by a merge join
+  -- from the day to the end of the project's data.
+  ANALYZE bit_zones, bit_days;
+
+  IF rebuild_all THEN
+    TRUNCATE session_day_bits, session_day_slices, page_day_bits, page_day_slices, visitor_ordinals, visitor_day_bits,
+      visitor_day_mixed;
+  ELSE
+    -- Every string table per day: all days of the projects rebuilt whole, the touched days of the others.
+    FOREACH day_table IN ARRAY day_tables LOOP
+      EXECUTE format('DELETE FROM %I b USING bit_zones z WHERE b.project_id = z.project_id AND z.rebuilt', day_table);
+      EXECUTE format('DELETE FROM %I b USING bit_days d WHERE b.project_id = d.project_id AND b.day = d.day', day_table);
+    END LOOP;
+  END IF;
+
+  -- Visitors not numbered yet (all of them on a full build) take the next numbers, in the order
+  -- they were first seen.
+  INSERT INTO visitor_ordinals (project_id, profile_id, ordinal)
+  WITH new_visitors AS MATERIALIZED (
+    SELECT s.project_id, s.profile_id, min(s.started_at) AS first_seen
+    FROM (SELECT project_id, profile_id, started_at FROM sessions WHERE rebuild_all
+      UNION ALL SELECT project_id, profile_id, started_at FROM touched_after WHERE NOT rebuild_all) AS s
+    WHERE NOT EXISTS (SELECT 1 FROM visitor_ordinals v WHERE v.project_id = s.project_id AND v.profile_id = s.profile_id)
+    GROUP BY 1, 2
+  ),
+  -- Each project's last number, looked up once: asked per new visitor, the planner (with no
+  -- statistics for a table this run emptied) scanned the growing table each time.
+  numbered AS MATERIALIZED (
+    SELECT p.project_id, (SELECT max(v.ordinal) FROM visitor_ordinals v WHERE v.project_id = p.project_id) AS last
+    FROM (SELECT DISTINCT project_id FROM new_visitors) AS p
+  )
+  SELECT n.project_id, n.profile_id,
+    coalesce(b.last, -1) + row_number() OVER (PARTITION BY n.project_id ORDER BY n.first_seen, n.profile_id COLLATE "C")
+  FROM new_visitors n JOIN numbered b ON b.project_id = n.project_id;
+
+  EXECUTE 'CREATE TEMPORARY TABLE bit_sessions ON COMMIT DROP AS '
+    || format(sessions_of, 'bit_zones z JOIN sessions s ON s.project_id = z.project_id', 'z.rebuilt')
+    || ' UNION ALL ' || format(sessions_of, 'bit_days d JOIN bit_zones z ON z.project_id = d.project_id'
+    ' JOIN sessions s ON s.project_id = d.project_id AND s.started_at >= d.day'
+    ' AND s.started_at < ((d.day AT TIME ZONE z.timezone)::date + 1)::timestamp AT TIME ZONE z.timezone', 'true');
+  CREATE TEMPORARY TABLE bit_day_sizes ON COMMIT DROP AS
+  SELECT project_id, day, count(*)::integer AS sessions FROM bit_sessions GROUP BY 1, 2;
+  -- Each session under each path its pages hold (once, whatever the origin), each origin (once,
+  -- whatever the path) and each event name it holds, found through the session's start as the
+  -- stored pages and names are indexed.
+  CREATE TEMPORARY TABLE bit_values ON COMMIT DROP AS
+  SELECT DISTINCT s.project_id, s.day, s.ordinal, s.visitor, 'path' AS dimension, p.path AS name
+  FROM bit_sessions s JOIN session_pages p ON p.project_id = s.project_id AND p.started_at = s.started_at
+    AND p.session_id = s.session_id AND p.path <> ''
+  UNION ALL
+  SELECT DISTINCT s.project_id, s.day, s.ordinal, s.visitor, 'origin', p.origin
+  FROM bit_sessions s JOIN session_pages p ON p.project_id = s.project_id AND p.started_at = s.started_at
+    AND p.session_id = s.session_id AND p.origin <> ''
+  UNION ALL
+  SELECT s.project_id, s.day, s.ordinal, s.visitor, 'name', n.name
+  FROM bit_sessions s JOIN session_names n ON n.project_id = s.project_id AND n.started_at = s.started_at
+    AND n.session_id = s.session_id AND n.name <> '';
+
+  EXECUTE 'INSERT INTO session_day_bits (project_id, day, dimension, name, prefix, sessions)'
+    ' SELECT g.project_id, g.day, g.dimension, g.name, g.prefix, ordinal_bits(g.ordinals, n.sessions)'
+    ' FROM (' || value_groups || ') AS g JOIN bit_day_sizes n ON n.project_id = g.project_id AND n.day = g.day';
+
+  -- Bit k of each measure, for the k up to the value's highest set bit.
+  INSERT INTO session_day_slices (project_id, day, measure, slice, sessions)
+  SELECT g.project_id, g.day, g.measure, g.slice, ordinal_bits(g.ordinals, n.sessions)
+  FROM (
+    SELECT s.project_id, s.day, m.measure, k AS slice, array_agg(s.ordinal) AS ordinals
+    FROM bit_sessions s
+    CROSS JOIN LATERAL (VALUES ('bounce', s.is_bounce::integer::bigint), ('timed', (s.duration_ms > 0)::integer::bigint),
+      ('duration_ms', greatest(s.duration_ms, 0)), ('screen_views', s.screen_view_count::bigint),
+      ('revenue', greatest(s.revenue, 0)), ('refunds', greatest(-s.revenue, 0))) AS m(measure, value)
+    CROSS JOIN LATERAL generate_series(0, length(ltrim(m.value::bit(64)::text, '0')) - 1) AS k
+    WHERE m.value > 0 AND (m.value >> k) & 1 = 1
+    GROUP BY 1, 2, 3, 4
+  ) AS g
+  JOIN bit_day_sizes n ON n.project_id = g.project_id AND n.day = g.day;
+
+  -- The pages each session screened, found through its start like the paths above.
+  CREATE TEMPORARY TABLE bit_pages ON COMMIT DROP AS
+  SELECT s.project_id, s.day, s.ordinal, s.is_bounce, p.origin, p.path, p.title, p.views, p.duration_ms, p.timed_views
+  FROM bit_sessions s JOIN session_pages p ON p.project_id = s.project_id AND p.started_at = s.started_at
+    AND p.session_id = s.session_id AND p.views > 0;
+  INSERT INTO page_day_bits (project_id, day, origin, path, title, sessions)
+  SELECT g.project_id, g.day, g.origin, g.path, g.title, ordinal_bits(g.ordinals, n.sessions)
+  FROM (SELECT project_id, day, origin, path, title, array_agg(ordinal) AS ordinals FROM bit_pages GROUP BY 1, 2, 3, 4, 5) AS g
+  JOIN bit_day_sizes n ON n.project_id = g.project_id AND n.day = g.day;
+  INSERT INTO page_day_slices (project_id, day, origin, path, measure, slice, sessions)
+  SELECT g.project_id, g.day, g.origin, g.path, g.measure, g.slice, ordinal_bits(g.ordinals, n.sessions)
+  FROM (
+    SELECT p.project_id, p.day, p.origin, p.path, m.measure, k AS slice, array_agg(p.ordinal) AS ordinals
+    FROM bit_pages p
+    CROSS JOIN LATERAL (VALUES ('repeat_views', p.views::bigint - 1), ('bounce', p.is_bounce::integer::bigint),
+      ('duration_ms', p.duration_ms), ('timed_views', p.timed_views::bigint)) AS m(measure, value)
+    CROSS JOIN LATERAL generate_series(0, length(ltrim(m.value::bit(64)::text, '0')) - 1) AS k
+    WHERE m.value > 0 AND (m.value >> k) & 1 = 1
+    GROUP BY 1, 2, 3, 4, 5, 6
+  ) AS g
+  JOIN bit_day_sizes n ON n.project_id = g.project_id AND n.day = g.day;
+
+  EXECUTE 'INSERT INTO visitor_day_bits (project_id, day, dimension, name, chunk, visitors)'
+    ' SELECT g.project_id, g.day, g.dimension, g.name, g.chunk, ordinal_bits(g.ordinals, ' || chunk_bits || ')'
+    ' FROM (' || visitor_groups || ') AS g';
+  -- Only a visitor with two sessions or more in a day can have two values in it. The listed
+  -- visitors carry the day ordinals of their sessions, so the query checks them against the day's
+  -- matching sessions without reading any session.
+  CREATE TEMPORARY TABLE bit_repeats ON COMMIT DROP AS
+  SELECT s.*, r.sessions AS visitor_sessions FROM bit_sessions s
+  JOIN (SELECT project_id, day, visitor, array_agg(ordinal ORDER BY ordinal) AS sessions FROM bit_sessions
+    GROUP BY 1, 2, 3 HAVING count(*) > 1) AS r
+    ON r.project_id = s.project_id AND r.day = s.day AND r.visitor = s.visitor;
+  EXECUTE 'INSERT INTO visitor_day_mixed (project_id, day, dimension, ordinal, sessions) ' || mixed_visitors;
+  -- A path, origin or name that some of a visitor's sessions of the day hold and others do not.
+  INSERT INTO visitor_day_mixed (project_id, day, dimension, ordinal, sessions)
+  SELECT DISTINCT v.project_id, v.day, v.dimension, v.visitor, r.sessions
+  FROM bit_values v
+  JOIN (SELECT project_id, day, visitor, max(visitor_sessions) AS sessions FROM bit_repeats GROUP BY 1, 2, 3) AS r
+    ON r.project_id = v.project_id AND r.day = v.day AND r.visitor = v.visitor
+  GROUP BY v.project_id, v.day, v.dimension, v.name, v.visitor, r.sessions
+  HAVING count(*) < cardinality(r.sessions);
+END;
+$fn$;
+--> statement-breakpoint
+-- The origin strings are new: build the bit strings per day now, and only them, as 0050 did. The
+-- refresh's temporary tables may be left from an earlier migration of the same run.
+DROP TABLE IF EXISTS pg_temp.touched_before, pg_temp.touched_after;
+--> statement-breakpoint
+CREATE TEMPORARY TABLE touched_before ON COMMIT DROP AS SELECT * FROM sessions WITH NO DATA;
+--> statement-breakpoint
+CREATE TEMPORARY TABLE touched_after ON COMMIT DROP AS SELECT * FROM sessions WITH NO DATA;
+--> statement-breakpoint
+SELECT refresh_session_bits(true);
+--> statement-breakpoint
+DROP TABLE touched_before, touched_after;
