@@ -11,7 +11,8 @@
 -- per value of each dimension of session_dimensions() (src/db/routines/session_dimensions.sql),
 -- empty strings and NULL alike as "not set" (name NULL), one per path its events carry and per
 -- event name it holds (dimensions 'path' and 'name', as in the rollups), one per origin its events
--- carry (dimension 'origin', which only the strings have; no string for "not set" in these three),
+-- carry (dimension 'origin', which only the strings have), and for paths and origins one (name
+-- NULL) of the sessions with an event without one,
 -- and one per set bit of each summed measure. Each page screened that day has one string per
 -- title its sessions give it and one per set bit of each page measure of its sessions.
 --
@@ -118,15 +119,17 @@ BEGIN
   SELECT project_id, day, count(*)::integer AS sessions FROM bit_sessions GROUP BY 1, 2;
   -- Each session under each path its pages hold (once, whatever the origin), each origin (once,
   -- whatever the path) and each event name it holds, found through the session's start as the
-  -- stored pages and names are indexed.
+  -- stored pages and names are indexed. An event without a path or origin ("" or NULL) puts its
+  -- session under NULL, so that `isNot`, `doesNotContain` and `isNull` keep it, as they keep an
+  -- event without one.
   CREATE TEMPORARY TABLE bit_values ON COMMIT DROP AS
-  SELECT DISTINCT s.project_id, s.day, s.ordinal, s.visitor, 'path' AS dimension, p.path AS name
+  SELECT DISTINCT s.project_id, s.day, s.ordinal, s.visitor, 'path' AS dimension, nullif(p.path, '') AS name
   FROM bit_sessions s JOIN session_pages p ON p.project_id = s.project_id AND p.started_at = s.started_at
-    AND p.session_id = s.session_id AND p.path <> ''
+    AND p.session_id = s.session_id
   UNION ALL
-  SELECT DISTINCT s.project_id, s.day, s.ordinal, s.visitor, 'origin', p.origin
+  SELECT DISTINCT s.project_id, s.day, s.ordinal, s.visitor, 'origin', nullif(p.origin, '')
   FROM bit_sessions s JOIN session_pages p ON p.project_id = s.project_id AND p.started_at = s.started_at
-    AND p.session_id = s.session_id AND p.origin <> ''
+    AND p.session_id = s.session_id
   UNION ALL
   SELECT s.project_id, s.day, s.ordinal, s.visitor, 'name', n.name
   FROM bit_sessions s JOIN session_names n ON n.project_id = s.project_id AND n.started_at = s.started_at
@@ -196,8 +199,9 @@ BEGIN
 END;
 $fn$;
 --> statement-breakpoint
--- The origin strings are new: build the bit strings per day now, and only them, as 0050 did. The
--- refresh's temporary tables may be left from an earlier migration of the same run.
+-- The origin strings and the strings of "no path" and "no origin" are new: build the bit strings
+-- per day now, and only them, as 0050 did. The refresh's temporary tables may be left from an
+-- earlier migration of the same run.
 DROP TABLE IF EXISTS pg_temp.touched_before, pg_temp.touched_after;
 --> statement-breakpoint
 CREATE TEMPORARY TABLE touched_before ON COMMIT DROP AS SELECT * FROM sessions WITH NO DATA;

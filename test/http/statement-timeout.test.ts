@@ -39,9 +39,9 @@ describe("statement timeout", () => {
     const filters = encodeURIComponent(
       JSON.stringify([
         { name: "path", operator: "regex", value: ["^/page-(1|2|3)[0-9]*/(a*)\\2x$"] },
-        // Alone, the regex is answered from the bit strings, run once per distinct path; beside an
-        // `origin` filter, which no pre-aggregate answers, it runs on every page row of the window.
-        { name: "origin", operator: "isNull" },
+        // Alone, the regex is answered from the bit strings, run once per distinct path; beside a
+        // property filter, which no pre-aggregate answers, it runs on every page row of the window.
+        { name: "properties.plan", operator: "isNull" },
       ]),
     );
     const response = await call(

@@ -95,6 +95,19 @@ const COMBINATIONS: Array<[string, FilterInput[]]> = [
   ["one filter on event names by their start", [is("name", "startsWith", ["sig", "pur"])]],
   // Origins have strings only: one filter on them is answered from the strings too.
   ["one origin", [is("origin", "is", ["https://shop.example.com"])]],
+  // Negations and "not set" on paths and origins: an event without one keeps its session.
+  ["one filter on paths other than two", [is("path", "isNot", ["/pricing", "/cart"])]],
+  ["a country and an event without a path", [is("country", "is", ["NO"]), is("path", "isNull")]],
+  [
+    "a path that does not contain a text, an origin other than one and a device",
+    [
+      is("path", "doesNotContain", ["o"]),
+      is("origin", "isNot", ["https://example.com"]),
+      is("device", "is", ["mobile"]),
+    ],
+  ],
+  ["an event without an origin", [is("origin", "isNull")]],
+  ["an origin set and a browser", [is("origin", "isNotNull"), is("browser", "isNot", ["Chrome"])]],
   [
     "an origin's text and a country",
     [is("origin", "contains", ["//example"]), is("country", "isNot", ["US"])],
@@ -125,11 +138,9 @@ describe("which filters the bit strings answer", () => {
     const not: FilterInput[][] = [
       [is("country", "is", ["NO"])],
       [is("path", "is", ["/pricing"])],
-      [is("path", "isNot", ["/pricing", "/cart"])],
-      [is("country", "is", ["NO"]), is("path", "isNot", ["/pricing"])],
-      [is("country", "is", ["NO"]), is("path", "isNull")],
-      [is("country", "is", ["NO"]), is("origin", "isNot", ["https://example.com"])],
-      [is("origin", "isNull")],
+      // "" is "not set" in the strings, so a value "" tells apart what they do not.
+      [is("path", "isNot", ["/pricing", ""])],
+      [is("country", "is", ["NO"]), is("origin", "is", [""])],
       [is("country", "is", ["NO"]), is("properties.plan", "is", ["pro"])],
       [is("country", "is", ["NO", ""]), is("device", "is", ["mobile"])],
       [is("referrer_name", "regex", ["^$|^Goo"]), is("device", "is", ["mobile"])],

@@ -218,23 +218,12 @@ export function dimensionFilter(scope: SessionScope): DimensionFilter | undefine
 const MAX_BIT_STRING_FILTERS = 3;
 
 /**
- * The operators on a path, an origin or an event name that the bit strings answer: those that keep
- * only sessions holding a matching value. (`isNot` and `doesNotContain` also keep a session for an
- * event without a path, which has no string; `isNull` and `isNotNull` ask about those events.)
- */
-const HELD_VALUE_OPERATORS: ReadonlySet<string> = new Set([
-  "is",
-  "contains",
-  "startsWith",
-  "endsWith",
-  "regex",
-]);
-
-/**
  * A filter the bit strings answer: one on a breakdown dimension (sessionAttributeFilter), or on
- * the paths, origins or event names a session holds with an operator of HELD_VALUE_OPERATORS. A
- * session has a string under each of its paths, origins and names, so the OR of the strings of the
- * values a filter matches is the sessions holding any of them, which is what the filter keeps.
+ * the paths, origins or event names a session holds. A session has a string under each of its
+ * paths, origins and names, and under "not set" (NULL) for an event without a path or origin, so
+ * the OR of the strings of the values a filter matches, "not set" included where the operator
+ * matches a missing value (`isNot`, `doesNotContain`, `isNull`), is the sessions with an event the
+ * filter keeps, which is what it keeps. "" and NULL are one value there, as in the rollups.
  */
 function bitStringFilter(scope: SessionScope, filter: Filter): BitStringFilter | undefined {
   const { field } = filter;
@@ -242,9 +231,7 @@ function bitStringFilter(scope: SessionScope, filter: Filter): BitStringFilter |
     field.kind === "column" &&
     (isMultiValuedDimension(field.column) || isBitStringOnlyDimension(field.column))
   ) {
-    return HELD_VALUE_OPERATORS.has(filter.operator) && rolledUpValues(scope, filter)
-      ? { dimension: field.column, filter }
-      : undefined;
+    return rolledUpValues(scope, filter) ? { dimension: field.column, filter } : undefined;
   }
   return sessionAttributeFilter(scope, filter);
 }
@@ -252,8 +239,8 @@ function bitStringFilter(scope: SessionScope, filter: Filter): BitStringFilter |
 /**
  * The filters when the bit strings per day over sessions answer (session-bits.ts): two or three
  * filters, each one bitStringFilter answers, two of them on the same dimension included, or one
- * that the rollups do not answer (several paths or event names, or a text operator on them: a
- * session holding two of them would count twice in their rows).
+ * that the rollups do not answer: several paths or event names, or another operator than `is` on
+ * them (a session holding two of them would count twice in their rows), or an origin (no rows).
  */
 export function bitStringFilters(scope: SessionScope): BitStringFilter[] | undefined {
   if (!scope.rollups || scope.filters.length === 0 || scope.filters.length > MAX_BIT_STRING_FILTERS)

@@ -38,15 +38,21 @@ function add(groups: Map<string, number[]>, key: string, ordinal: number): void 
   groups.set(key, ordinals);
 }
 
-/** Each session's paths and origins (its pages') and event names, not set left out: the multi-valued dimensions. */
-async function heldValues(db: Database, projectId: string): Promise<Map<string, Array<[string, string]>>> {
-  const result = await db.execute<{ session_id: string; dimension: string; name: string }>(sql`
-    select distinct session_id, 'path' as dimension, path as name from session_pages where project_id = ${projectId} and path <> ''
+/**
+ * Each session's paths and origins (its pages', "" and NULL as not set: NULL) and event names: the
+ * multi-valued dimensions.
+ */
+async function heldValues(
+  db: Database,
+  projectId: string,
+): Promise<Map<string, Array<[string, string | null]>>> {
+  const result = await db.execute<{ session_id: string; dimension: string; name: string | null }>(sql`
+    select distinct session_id, 'path' as dimension, nullif(path, '') as name from session_pages where project_id = ${projectId}
     union all
-    select distinct session_id, 'origin', origin from session_pages where project_id = ${projectId} and origin <> ''
+    select distinct session_id, 'origin', nullif(origin, '') from session_pages where project_id = ${projectId}
     union all
     select distinct session_id, 'name', name from session_names where project_id = ${projectId} and name <> ''`);
-  const held = new Map<string, Array<[string, string]>>();
+  const held = new Map<string, Array<[string, string | null]>>();
   for (const row of result.rows)
     held.set(row.session_id, [...(held.get(row.session_id) ?? []), [row.dimension, row.name]]);
   return held;
