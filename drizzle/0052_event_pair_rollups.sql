@@ -1,6 +1,7 @@
 CREATE TABLE "event_pair_rollups" (
 	"project_id" text NOT NULL,
-	"hour" timestamp (3) with time zone NOT NULL,
+	"day" date NOT NULL,
+	"first_at" timestamp (3) with time zone NOT NULL,
 	"name" text NOT NULL,
 	"dimension" text NOT NULL,
 	"value" text,
@@ -13,7 +14,12 @@ CREATE TABLE "event_pair_rollups" (
 	"revenue_sum" bigint NOT NULL,
 	"revenue_min" bigint NOT NULL,
 	"revenue_max" bigint NOT NULL,
-	CONSTRAINT "event_pair_rollups_key" UNIQUE NULLS NOT DISTINCT("project_id","dimension","by_dimension","value","name","hour","by_value")
+	CONSTRAINT "event_pair_rollups_key" UNIQUE NULLS NOT DISTINCT("project_id","dimension","by_dimension","value","name","day","by_value")
 );
 --> statement-breakpoint
-CREATE INDEX "event_pair_rollups_by_value_idx" ON "event_pair_rollups" USING btree ("project_id","dimension","by_dimension","by_value","name","hour","value");
+CREATE TABLE "event_pair_timezones" (
+	"project_id" text PRIMARY KEY NOT NULL,
+	"timezone" text NOT NULL
+);
+--> statement-breakpoint
+CREATE INDEX "event_pair_rollups_by_value_idx" ON "event_pair_rollups" USING btree ("project_id","dimension","by_dimension","by_value","name","day","value");

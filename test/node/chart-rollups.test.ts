@@ -4,9 +4,15 @@ import { eventPairRollups, eventRollups } from "../../src/db/schema";
 import { CHART_PAIR_COLUMNS } from "../../src/lib/dimensions";
 import { type Filter, resolveFilterField } from "../../src/lib/filter-parser";
 import type { ChartSegment, ChartSeriesQuery } from "../../src/queries/charts/model";
-import { chartRollupsCover } from "../../src/queries/charts/rollups";
+import { chartRollupSource, chartRollupsCover } from "../../src/queries/charts/rollups";
 import { chartSeries } from "../../src/queries/charts/series";
-import { type EventInput, insertEvents, uniqueId } from "../support/factories";
+import {
+  createOrganization,
+  createProject,
+  type EventInput,
+  insertEvents,
+  uniqueId,
+} from "../support/factories";
 import { rawConnection, testDatabase } from "../support/node/database";
 import { generateTraffic, shuffled } from "../support/traffic";
 
@@ -207,15 +213,39 @@ function chartQuery(projectId: string, item: Case, shape: (typeof SHAPES)[number
   return query;
 }
 
-/** Compares both paths for every case and shape; returns how many groups were compared. */
-async function expectPathsAgree(projectId: string): Promise<number> {
+/** Whether a case reads the rows of a pair of columns (two columns besides `name`). */
+function isPairCase(item: Case): boolean {
+  const columns = [item.breakdown, item.filter?.[0], item.and?.[0]].filter(
+    (name): name is string => name !== undefined && name !== "name",
+  );
+  return new Set(columns).size === 2;
+}
+
+/**
+ * Compares both paths for every case and shape; returns how many groups were compared. A pair's
+ * rows are per local day of the project's zone: they answer the shapes whose edges start such days
+ * (`dayShapes`), and the others take the exact path.
+ */
+async function expectPathsAgree(
+  projectId: string,
+  shapes: ReadonlyArray<(typeof SHAPES)[number]> = SHAPES,
+  dayShapes = (shape: (typeof SHAPES)[number]) => shape[3] === DAY,
+): Promise<number> {
   let groups = 0;
   // Every case must count something in some shape, or its comparison proves nothing.
   const empty = new Set(CASES);
-  for (const shape of SHAPES) {
+  for (const shape of shapes) {
     for (const item of CASES) {
       const rolledQuery = chartQuery(projectId, item, shape, true);
-      expect(chartRollupsCover(rolledQuery)).toBe(true);
+      const answered = (await chartRollupSource(database.db, rolledQuery)) !== undefined;
+      // The hour rows answer shapes of whole UTC hours, a pair's day rows those of local days.
+      const [, start, end, step] = shape;
+      const wholeHours = [start, end, step].every((instant) => instant % HOUR === 0);
+      expect({ shape: shape[0], ...item, answered }).toEqual({
+        shape: shape[0],
+        ...item,
+        answered: isPairCase(item) ? dayShapes(shape) : wholeHours,
+      });
       const rolled = await chartSeries(database.db, rolledQuery);
       const exact = await chartSeries(database.db, chartQuery(projectId, item, shape, false));
       groups += exact.groups.length;
@@ -340,6 +370,44 @@ describe("rollup path = exact path", () => {
   });
 });
 
+describe("pair rows per local day", () => {
+  /** Refreshes until the project's pair rows are built in `timeZone`. */
+  async function builtIn(projectId: string, timeZone: string): Promise<void> {
+    for (let attempt = 0; attempt < 100; attempt++) {
+      await foldIn(projectId);
+      const result = await database.db.execute<{ timezone: string }>(
+        sql`select timezone from event_pair_timezones where project_id = ${projectId}`,
+      );
+      if (result.rows[0]?.timezone === timeZone) return;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    throw new Error(`the pair rows were never built in ${timeZone}`);
+  }
+
+  /** Day shapes starting at local midnights `offset` ms before UTC's. */
+  const localShapes = (zone: string, offset: number): Array<(typeof SHAPES)[number]> => [
+    [`${zone}: three days by day, with the three before`, FROM - offset + 4 * DAY, TO - offset, DAY, true],
+    [`${zone}: the week by day`, FROM - offset, TO - offset, DAY, false],
+  ];
+
+  it("answer in the project's zone, and again in its new zone after it changed", async () => {
+    const projectId = await createProject(database.db, await createOrganization(database.db), {
+      timezone: "Asia/Kolkata",
+    });
+    await insertEvents(database.db, traffic(projectId));
+    await builtIn(projectId, "Asia/Kolkata");
+    const kolkata = localShapes("Kolkata", 5.5 * HOUR);
+    // UTC midnights are not Kolkata's: the pairs' cases of those take the exact path.
+    const utcDays = SHAPES[1] as (typeof SHAPES)[number];
+    await expectPathsAgree(projectId, [...kolkata, utcDays], (shape) => shape !== utcDays);
+
+    await database.db.execute(sql`update projects set timezone = 'Europe/Oslo' where id = ${projectId}`);
+    await builtIn(projectId, "Europe/Oslo");
+    const oslo = localShapes("Oslo", 2 * HOUR);
+    await expectPathsAgree(projectId, [...oslo, ...kolkata], (shape) => oslo.includes(shape));
+  }, 120_000);
+});
+
 describe("incremental maintenance", () => {
   async function rollupRows(projectId: string) {
     const { projectId: _projectId, ...columns } = getTableColumns(eventRollups);
@@ -373,7 +441,7 @@ describe("incremental maintenance", () => {
       .orderBy(
         asc(eventPairRollups.dimension),
         asc(eventPairRollups.byDimension),
-        asc(eventPairRollups.hour),
+        asc(eventPairRollups.day),
         sql`${eventPairRollups.name} collate "C"`,
         sql`${eventPairRollups.value} collate "C" nulls last`,
         sql`${eventPairRollups.byValue} collate "C" nulls last`,

@@ -94,8 +94,8 @@ describe("dimension lists spelled in SQL and in src/lib/dimensions.ts", () => {
     ]);
   });
 
-  it("refresh_event_rollups: pair_dimensions are CHART_PAIR_COLUMNS", () => {
-    expect(declaredTextArray(routine("refresh_event_rollups"), "pair_dimensions")).toEqual([
+  it("refresh_event_pair_rollups: pair_dimensions are CHART_PAIR_COLUMNS", () => {
+    expect(declaredTextArray(routine("refresh_event_pair_rollups"), "pair_dimensions")).toEqual([
       ...CHART_PAIR_COLUMNS,
     ]);
   });

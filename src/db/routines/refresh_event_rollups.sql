@@ -1,7 +1,7 @@
 -- refresh_event_rollups(next_xid): the hourly event rollups (event_rollups) that /export/charts
--- reads, per project, hour and event name ('' dimension) and per value of each breakdown column,
--- and the same per pair of values of two columns (event_pair_rollups), which answer a chart
--- filtered on one column and split by another.
+-- reads, per project, hour and event name ('' dimension) and per value of each breakdown column;
+-- it has refresh_event_pair_rollups add the same events into the rows per local day and pair of
+-- values (event_pair_rollups), which answer a chart filtered on one column and split by another.
 -- refresh_derived (src/db/routines/refresh_derived.sql) calls it in the same transaction as
 -- refresh_session_rollups, with the snapshot xmin it took first; the seed's loader also calls it
 -- on a connection of its own, beside refresh_derived().
@@ -33,17 +33,9 @@ DECLARE
   -- same, and test/node/routines.test.ts holds them equal.
   dimensions text[] := ARRAY['path', 'country', 'device', 'browser', 'os', 'referrer_name', 'referrer_type',
     'utm_source', 'utm_medium', 'utm_campaign'];
-  -- The columns whose pairs are rolled up, the earlier one of a pair first: CHART_PAIR_COLUMNS in
-  -- src/lib/dimensions.ts, held equal by the same test.
-  pair_dimensions text[] := ARRAY['country', 'device', 'browser', 'os', 'referrer_name', 'referrer_type',
-    'utm_source', 'utm_medium', 'utm_campaign'];
-  -- How an addition merges into a row of either table.
-  merge text := ' DO UPDATE SET events = r.events + excluded.events,'
-      ' duration_sum = r.duration_sum + excluded.duration_sum, duration_min = least(r.duration_min, excluded.duration_min),'
-      ' duration_max = greatest(r.duration_max, excluded.duration_max), revenue_sum = r.revenue_sum + excluded.revenue_sum,'
-      ' revenue_min = least(r.revenue_min, excluded.revenue_min), revenue_max = greatest(r.revenue_max, excluded.revenue_max)';
-  -- The events' columns with their UTC hour; byte-order ("C") keys hash and compare fastest.
-  columns text := $$e.project_id COLLATE "C" AS project_id, e.name COLLATE "C" AS name,
+  -- The events' columns with their UTC hour (and instant, for the pairs' local days); byte-order
+  -- ("C") keys hash and compare fastest.
+  columns text := $$e.project_id COLLATE "C" AS project_id, e.name COLLATE "C" AS name, e.created_at,
     date_bin('1 hour', e.created_at, timestamptz '2000-01-01 00:00:00+00') AS hour, e.duration, e.revenue$$
     || (SELECT string_agg(format(', e.%1$I COLLATE "C" AS %1$I', d), '') FROM unnest(dimensions) d);
   aggregates text := 'count(*), sum(duration), min(duration), max(duration), sum(revenue), min(revenue), max(revenue)';
@@ -59,9 +51,9 @@ BEGIN
 
   DROP TABLE IF EXISTS pg_temp.rollup_events;
   -- The events between the two watermarks (found through the ingest_xid BRIN index), or every event
-  -- on the first run, copied narrow once: the 46 aggregates below each read them.
+  -- on the first run, copied narrow once: the aggregates below and the pairs' each read them.
   IF from_xid = 0 THEN
-    TRUNCATE event_rollups, event_pair_rollups;
+    TRUNCATE event_rollups;
   END IF;
   EXECUTE format('CREATE TEMPORARY TABLE rollup_events ON COMMIT DROP AS SELECT %s FROM events e'
     ' WHERE e.ingest_xid >= %s AND e.ingest_xid < %s', columns, from_xid, next_xid);
@@ -77,19 +69,17 @@ BEGIN
       ' SELECT project_id, hour, name, '''', NULL, %s FROM %s GROUP BY 1, 2, 3', aggregates, source)
     || (SELECT string_agg(format(' UNION ALL SELECT project_id, hour, name, %L, nullif(%I, ''''), %s FROM %s GROUP BY 1, 2, 3, 5',
       d, d, aggregates, source), '') FROM unnest(dimensions) d)
-    || ' ON CONFLICT ON CONSTRAINT event_rollups_key' || merge;
+    || ' ON CONFLICT ON CONSTRAINT event_rollups_key DO UPDATE SET events = r.events + excluded.events,'
+      ' duration_sum = r.duration_sum + excluded.duration_sum, duration_min = least(r.duration_min, excluded.duration_min),'
+      ' duration_max = greatest(r.duration_max, excluded.duration_max), revenue_sum = r.revenue_sum + excluded.revenue_sum,'
+      ' revenue_min = least(r.revenue_min, excluded.revenue_min), revenue_max = greatest(r.revenue_max, excluded.revenue_max)';
 
-  -- Per hour, event name and pair of values, one hash aggregate per pair of columns.
-  EXECUTE 'INSERT INTO event_pair_rollups AS r (project_id, hour, name, dimension, value, by_dimension, by_value,'
-      ' events, duration_sum, duration_min, duration_max, revenue_sum, revenue_min, revenue_max) '
-    || (SELECT string_agg(format('SELECT project_id, hour, name, %L, nullif(%I, ''''), %L, nullif(%I, ''''), %s'
-        ' FROM %s GROUP BY 1, 2, 3, 5, 7', a.d, a.d, b.d, b.d, aggregates, source), ' UNION ALL ' ORDER BY a.i, b.i)
-      FROM unnest(pair_dimensions) WITH ORDINALITY AS a(d, i) JOIN unnest(pair_dimensions) WITH ORDINALITY AS b(d, i) ON b.i > a.i)
-    || ' ON CONFLICT ON CONSTRAINT event_pair_rollups_key' || merge;
+  -- The same events per local day, event name and pair of values (src/db/routines/
+  -- refresh_event_pair_rollups.sql), under the same watermark.
+  PERFORM refresh_event_pair_rollups(from_xid, next_xid);
 
   IF from_xid = 0 THEN
     ANALYZE event_rollups;
-    ANALYZE event_pair_rollups;
   END IF;
   UPDATE derived_state SET processed_xid = next_xid, last_run_at = now() WHERE name = 'event_rollups';
 END;

@@ -1,10 +1,10 @@
 import { and, eq, gte, lt, type SQL, sql } from "drizzle-orm";
 import type { PgColumn } from "drizzle-orm/pg-core";
 import type { Database } from "../../db/client";
-import { derivedState, eventPairRollups, eventRollups, events } from "../../db/schema";
+import { derivedState, eventPairRollups, eventPairTimezones, eventRollups, events } from "../../db/schema";
 import { CHART_PAIR_COLUMNS, CHART_ROLLUP_COLUMNS } from "../../lib/dimensions";
 import type { FilterColumn, FilterField } from "../../lib/filter-parser";
-import { HOUR_MS } from "../../lib/timezone";
+import { DAY_MS, HOUR_MS, toWallTime } from "../../lib/timezone";
 import { dimensionValueCondition, eventConditions } from "../filter-conditions";
 import {
   type BucketValues,
@@ -87,14 +87,19 @@ function rollupRows(query: ChartSeriesQuery): RollupRows | undefined {
 }
 
 /**
- * Whether the rollups answer a series: an additive segment (a property one on duration or
+ * Whether the rollups may answer a series: an additive segment (a property one on duration or
  * revenue), filters and a breakdown some rows answer (see rollupRows), and whole UTC hours at every
- * window and bucket edge, so each hour row lies inside one bucket.
+ * window and bucket edge, so each hour row lies inside one bucket. The rows of a pair are per local
+ * day: for them chartRollupSource asks instead that every edge start a day of the zone they were
+ * built in (a zone's day can start at a half hour).
  */
 export function chartRollupsCover(query: ChartSeriesQuery): boolean {
   if (!query.rollups || !ADDITIVE_SEGMENTS.has(query.segment)) return false;
   if (isPropertySegment(query.segment) && rolledUpAmount(query) === undefined) return false;
-  if (rollupRows(query) === undefined) return false;
+  const rows = rollupRows(query);
+  if (rows === undefined) return false;
+  // A pair's day rows ask instead that every edge start a local day (chartRollupSource).
+  if (rows.columns.length === 2) return true;
   const periods = query.previous ? [query.current, query.previous] : [query.current];
   return periods.every(
     ({ window, buckets }) =>
@@ -111,6 +116,44 @@ export async function eventRollupsWatermark(db: Database): Promise<number> {
     .from(derivedState)
     .where(eq(derivedState.name, "event_rollups"));
   return Number(row?.xid ?? 0);
+}
+
+/** The rows that answer a covered series, and for a pair's rows the zone of their days. */
+export interface ChartRollupSource {
+  rows: RollupRows;
+  timeZone?: string;
+}
+
+/** The local day (days since 1970-01-01 in the zone) of an instant. */
+const localDay = (ms: number, timeZone: string): number => Math.floor(toWallTime(ms, timeZone) / DAY_MS);
+
+/** A local day as the `date` text of the rows. */
+const dayText = (day: number): string => new Date(day * DAY_MS).toISOString().slice(0, 10);
+
+/**
+ * The rows that answer the series (chartRollupsCover), or undefined for the exact path. A pair's
+ * rows are per local day of the zone recorded for the project: they answer only when every window
+ * and bucket edge starts such a day, and not before their first build recorded it.
+ */
+export async function chartRollupSource(
+  db: Database,
+  query: ChartSeriesQuery,
+): Promise<ChartRollupSource | undefined> {
+  const rows = rollupRows(query);
+  if (!chartRollupsCover(query) || rows === undefined) return undefined;
+  if (rows.columns.length < 2) return { rows };
+  const [zone] = await db
+    .select({ timeZone: eventPairTimezones.timezone })
+    .from(eventPairTimezones)
+    .where(eq(eventPairTimezones.projectId, query.projectId));
+  if (!zone) return undefined;
+  const { timeZone } = zone;
+  const startsDay = (ms: number) => localDay(ms, timeZone) !== localDay(ms - 1, timeZone);
+  const periods = query.previous ? [query.current, query.previous] : [query.current];
+  const aligned = periods.every(
+    ({ window, buckets }) => startsDay(window.start) && startsDay(window.end) && buckets.every(startsDay),
+  );
+  return aligned ? { rows, timeZone } : undefined;
 }
 
 /** The value of one bucket from the summed units, as exact numeric like the exact path's. */
@@ -174,47 +217,79 @@ function rowAmounts(table: AmountColumns, amount: RolledUpAmount) {
 const columnOf = (field: FilterField): FilterColumn => rolledUpColumn(field) ?? "name";
 
 /**
- * The hour rows of the scanned range that answer the series, as units: those of one pair of
- * columns, or of one column ('' dimension: the event names alone), with the filters applied to
- * the values of each row and the breakdown's value as `b0`.
+ * The rows of the scanned range that answer the series, as units: the day rows of a pair of
+ * columns (bucketed by their earliest event), or the hour rows of one column ('' dimension: the
+ * event names alone), with the filters applied to the values of each row and the breakdown's value
+ * as `b0`.
  */
-function hourRows(db: Database, query: ChartSeriesQuery, rows: RollupRows) {
+function rowUnits(db: Database, query: ChartSeriesQuery, { rows, timeZone }: ChartRollupSource) {
   const [breakdown] = query.breakdowns;
   const [first, second] = rows.columns;
-  const table = second === undefined ? eventRollups : eventPairRollups;
-  const rowValue = (field: FilterField) => {
-    const column = columnOf(field);
-    if (column === "name") return table.name;
-    return column === second ? eventPairRollups.byValue : table.value;
-  };
+  const amount = rolledUpAmount(query) ?? "duration";
+  const noBreakdown = sql<string | null>`null::text`;
+  const filtersOn = (rowValue: (field: FilterField) => PgColumn) =>
+    query.filters.map((filter) => dimensionValueCondition(filter, rowValue(filter.field)));
+  if (second !== undefined && timeZone !== undefined) {
+    const pairs = eventPairRollups;
+    const rowValue = (field: FilterField) => {
+      const column = columnOf(field);
+      if (column === "name") return pairs.name;
+      return column === second ? pairs.byValue : pairs.value;
+    };
+    return db
+      .select(
+        unitColumns(
+          pairs.firstAt,
+          breakdown ? rowValue(breakdown) : noBreakdown,
+          pairs.events,
+          rowAmounts(pairs, amount),
+        ),
+      )
+      .from(pairs)
+      .where(
+        and(
+          eq(pairs.projectId, query.projectId),
+          eq(pairs.dimension, first ?? ""),
+          eq(pairs.byDimension, second),
+          query.event === "*" ? undefined : eq(pairs.name, query.event),
+          // Every edge starts a local day (chartRollupSource), so a day lies inside the range or outside it.
+          gte(pairs.day, dayText(localDay(scanStart(query), timeZone))),
+          lt(pairs.day, dayText(localDay(query.current.window.end, timeZone))),
+          ...filtersOn(rowValue),
+        ),
+      );
+  }
+  const hours = eventRollups;
+  const rowValue = (field: FilterField) => (columnOf(field) === "name" ? hours.name : hours.value);
   return db
     .select(
       unitColumns(
-        table.hour,
-        breakdown ? rowValue(breakdown) : sql<string | null>`null::text`,
-        table.events,
-        rowAmounts(table, rolledUpAmount(query) ?? "duration"),
+        hours.hour,
+        breakdown ? rowValue(breakdown) : noBreakdown,
+        hours.events,
+        rowAmounts(hours, amount),
       ),
     )
-    .from(table)
+    .from(hours)
     .where(
       and(
-        seriesRange(query, table.hour, table.projectId, table.name),
-        eq(table.dimension, first ?? ""),
-        second === undefined ? undefined : eq(eventPairRollups.byDimension, second),
-        ...query.filters.map((filter) => dimensionValueCondition(filter, rowValue(filter.field))),
+        seriesRange(query, hours.hour, hours.projectId, hours.name),
+        eq(hours.dimension, first ?? ""),
+        ...filtersOn(rowValue),
       ),
     );
 }
 
 /**
- * The rollup path's bucket values: the hour rows of the scanned range that answer the series
- * (hourRows) and the events the rollups do not hold yet, each reduced to the same unit columns,
+ * The rollup path's bucket values: the rows of the scanned range that answer the series
+ * (rowUnits) and the events the rollups do not hold yet, each reduced to the same unit columns,
  * then bucketed and aggregated like the exact path's events.
  */
-export async function rolledUpBucketValues(db: Database, query: ChartSeriesQuery): Promise<BucketValues> {
-  const rows = rollupRows(query);
-  if (rows === undefined) throw new Error("rolledUpBucketValues: no rollup rows answer this series");
+export async function rolledUpBucketValues(
+  db: Database,
+  query: ChartSeriesQuery,
+  source: ChartRollupSource,
+): Promise<BucketValues> {
   const watermark = await eventRollupsWatermark(db);
   const [breakdown] = query.breakdowns;
   const byDuration = (rolledUpAmount(query) ?? "duration") === "duration";
@@ -238,7 +313,7 @@ export async function rolledUpBucketValues(db: Database, query: ChartSeriesQuery
         eventConditions(query.filters),
       ),
     );
-  const units = hourRows(db, query, rows).unionAll(newEvents).as("units");
+  const units = rowUnits(db, query, source).unionAll(newEvents).as("units");
 
   const { period, bucket } = periodAndBucket(units.unit, query);
   const bucketed = db

@@ -2,7 +2,7 @@ import { and, isNotNull, lte, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { exactBucketValues } from "./exact";
 import type { ChartGroup, ChartSeriesQuery, ChartSeriesResult } from "./model";
-import { chartRollupsCover, rolledUpBucketValues } from "./rollups";
+import { chartRollupSource, rolledUpBucketValues } from "./rollups";
 
 /**
  * Chart series for `/export/charts` (contract section 7): one query per requested series computes
@@ -16,9 +16,8 @@ import { chartRollupsCover, rolledUpBucketValues } from "./rollups";
 /** The ranked groups of one series, both periods, in one round trip (two on the rollup path). */
 export async function chartSeries(db: Database, query: ChartSeriesQuery): Promise<ChartSeriesResult> {
   const { current, previous } = query;
-  const perBucket = chartRollupsCover(query)
-    ? await rolledUpBucketValues(db, query)
-    : exactBucketValues(db, query);
+  const source = await chartRollupSource(db, query);
+  const perBucket = source ? await rolledUpBucketValues(db, query, source) : exactBucketValues(db, query);
 
   // A group's current total is the sum of its bucket values: the same number as its `metrics.sum`,
   // so the cut at `limit` and the response's order agree. Groups seen only in the previous period
