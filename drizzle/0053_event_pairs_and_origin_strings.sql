@@ -40,6 +40,8 @@ BEGIN
   FROM (SELECT id COLLATE "C" AS project_id FROM projects UNION SELECT project_id FROM rollup_events) AS ids
   LEFT JOIN projects p ON p.id = ids.project_id
   LEFT JOIN event_pair_timezones t ON t.project_id = ids.project_id;
+  -- Without statistics the planner guessed many rebuilt projects and read every event to find theirs.
+  ANALYZE pair_event_zones;
 
   -- The events to add: the new ones of the projects kept (on the first run every event, all
   -- rebuilt), then all of those of the projects rebuilt, read again from `events`.

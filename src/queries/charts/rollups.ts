@@ -226,9 +226,20 @@ function rowUnits(db: Database, query: ChartSeriesQuery, { rows, timeZone }: Cha
   const [breakdown] = query.breakdowns;
   const [first, second] = rows.columns;
   const amount = rolledUpAmount(query) ?? "duration";
-  const noBreakdown = sql<string | null>`null::text`;
   const filtersOn = (rowValue: (field: FilterField) => PgColumn) =>
     query.filters.map((filter) => dimensionValueCondition(filter, rowValue(filter.field)));
+  // A row as a unit: its instant, the breakdown's value, its events and amounts.
+  const unitsOf = (
+    start: PgColumn,
+    rowValue: (field: FilterField) => PgColumn,
+    table: AmountColumns & { events: PgColumn },
+  ) =>
+    unitColumns(
+      start,
+      breakdown ? rowValue(breakdown) : sql<string | null>`null::text`,
+      table.events,
+      rowAmounts(table, amount),
+    );
   if (second !== undefined && timeZone !== undefined) {
     const pairs = eventPairRollups;
     const rowValue = (field: FilterField) => {
@@ -237,14 +248,7 @@ function rowUnits(db: Database, query: ChartSeriesQuery, { rows, timeZone }: Cha
       return column === second ? pairs.byValue : pairs.value;
     };
     return db
-      .select(
-        unitColumns(
-          pairs.firstAt,
-          breakdown ? rowValue(breakdown) : noBreakdown,
-          pairs.events,
-          rowAmounts(pairs, amount),
-        ),
-      )
+      .select(unitsOf(pairs.firstAt, rowValue, pairs))
       .from(pairs)
       .where(
         and(
@@ -262,14 +266,7 @@ function rowUnits(db: Database, query: ChartSeriesQuery, { rows, timeZone }: Cha
   const hours = eventRollups;
   const rowValue = (field: FilterField) => (columnOf(field) === "name" ? hours.name : hours.value);
   return db
-    .select(
-      unitColumns(
-        hours.hour,
-        breakdown ? rowValue(breakdown) : noBreakdown,
-        hours.events,
-        rowAmounts(hours, amount),
-      ),
-    )
+    .select(unitsOf(hours.hour, rowValue, hours))
     .from(hours)
     .where(
       and(
