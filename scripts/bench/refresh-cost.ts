@@ -76,7 +76,7 @@ const megabytes = (bytes: number): string => `${Math.round(bytes / 1_048_576).to
 /** Tables derived from `events` by refresh_derived(), by family. */
 const DERIVED_TABLES = `'sessions','session_pages','session_names','session_rollups','session_day_rollups',
   'page_rollups','page_day_rollups','visitor_sketches','visitor_day_sketches',
-  'visitor_dimension_sketches','session_pair_rollups','page_dimension_rollups','event_rollups','event_pair_rollups',
+  'visitor_dimension_sketches','session_pair_rollups','page_dimension_rollups','event_rollups','event_pair_rollups','event_pair_timezones',
   'session_day_bits','session_day_slices','visitor_day_bits','visitor_day_mixed','visitor_ordinals',
   'page_day_bits','page_day_slices',
   'entry_exit_rollups','entry_exit_day_rollups','event_name_catalogue','event_key_catalogue',

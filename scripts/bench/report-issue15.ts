@@ -282,9 +282,9 @@ const ANSWERED_BY: Record<FilterCaseKind, string> = {
     "have no rollup rows)",
   name: "pre-aggregated, like a path: the rows of the `name` dimension (a session under each event name it holds)",
   chart:
-    "event segment: the hourly event pair rollups (a row per hour, event name and pair of values of the filter's " +
+    "event segment: the event pair rollups (a row per local day, event name and pair of values of the filter's " +
     "and the breakdown's columns); user and session segments: the exact path over the window's events (distinct " +
-    "counts do not add up over hours)",
+    "counts do not add up over days)",
 };
 
 function answeredBy(): string[] {

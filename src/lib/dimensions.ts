@@ -86,14 +86,12 @@ export type ChartRollupColumn = (typeof CHART_ROLLUP_COLUMNS)[number];
 /**
  * The chart rollup columns whose pairs have rows of their own (event_pair_rollups), so a chart
  * filtered on one and split by another is read from rows: all of them but `path`, whose values are
- * many (a page per row would make an hour's rows per pair about as many as its events).
- * refresh_event_rollups.sql spells the same list; test/node/routines.test.ts holds them equal.
+ * many (a row per page and value of the other column would be about as many as its events).
+ * refresh_event_pair_rollups.sql spells the same list; test/node/routines.test.ts holds them equal.
  */
 export const CHART_PAIR_COLUMNS = CHART_ROLLUP_COLUMNS.filter(
   (column): column is Exclude<ChartRollupColumn, "path"> => column !== "path",
 );
-
-export type ChartPairColumn = (typeof CHART_PAIR_COLUMNS)[number];
 
 /**
  * The top-level event columns of the analyses contract (A1), in its order: what discovery lists as

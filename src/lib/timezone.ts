@@ -317,6 +317,11 @@ export function localDayNumber(ms: number, timeZone: string): number {
   return Math.floor(toWallTime(ms, timeZone) / DAY_MS);
 }
 
+/** A day number (days since 1970-01-01) as its `YYYY-MM-DD` date. */
+export function dayNumberDate(dayNumber: number): string {
+  return new Date(dayNumber * DAY_MS).toISOString().slice(0, 10);
+}
+
 /** 0 for a Monday … 6 for a Sunday, given a day number (1970-01-01 was a Thursday). */
 export function mondayIndex(dayNumber: number): number {
   return floorMod(dayNumber + 3, 7);

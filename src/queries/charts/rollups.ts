@@ -4,7 +4,7 @@ import type { Database } from "../../db/client";
 import { derivedState, eventPairRollups, eventPairTimezones, eventRollups, events } from "../../db/schema";
 import { CHART_PAIR_COLUMNS, CHART_ROLLUP_COLUMNS } from "../../lib/dimensions";
 import type { FilterColumn, FilterField } from "../../lib/filter-parser";
-import { DAY_MS, HOUR_MS, toWallTime } from "../../lib/timezone";
+import { dayNumberDate, HOUR_MS, localDayNumber } from "../../lib/timezone";
 import { dimensionValueCondition, eventConditions } from "../filter-conditions";
 import {
   type BucketValues,
@@ -19,17 +19,14 @@ import {
 
 /**
  * The rollup path of the chart queries: the same numbers as the exact path (exact.ts), read from
- * the hourly event rollups that `refresh_derived()` maintains (src/db/routines/
- * refresh_event_rollups.sql: rows per value of one column, and per pair of values of two) plus the events that arrived since its last run, which it has not
- * folded in yet. The rollups hold exactly the events below the watermark, so the sum is exact at
+ * the event rollups that `refresh_derived()` maintains (src/db/routines/refresh_event_rollups.sql:
+ * rows per hour and value of one column; refresh_event_pair_rollups.sql: per local day and pair of
+ * values of two) plus the events that arrived since its last run, which it has not folded in yet. The rollups hold exactly the events below the watermark, so the sum is exact at
  * any moment.
  */
 
 /** The columns the event rollups carry a row per value of; `name` is part of every row. */
 const ROLLED_UP_COLUMNS: ReadonlySet<FilterColumn> = new Set<FilterColumn>(["name", ...CHART_ROLLUP_COLUMNS]);
-
-/** The columns with pair rows, in the order the pairs are stored (the earlier one first). */
-const PAIR_COLUMNS: readonly FilterColumn[] = CHART_PAIR_COLUMNS;
 
 /** Segments that add up over hours: counts, sums, minima and maxima (distinct counts do not). */
 const ADDITIVE_SEGMENTS: ReadonlySet<ChartSegment> = new Set<ChartSegment>([
@@ -82,7 +79,8 @@ function rollupRows(query: ChartSeriesQuery): RollupRows | undefined {
   );
   if (!usable || columns.size > 2) return undefined;
   if (columns.size < 2) return { columns: [...columns] };
-  const pair = PAIR_COLUMNS.filter((column) => columns.has(column));
+  // In the order the pairs are stored, the earlier column first.
+  const pair = CHART_PAIR_COLUMNS.filter((column) => columns.has(column));
   return pair.length === 2 ? { columns: pair } : undefined;
 }
 
@@ -124,12 +122,6 @@ export interface ChartRollupSource {
   timeZone?: string;
 }
 
-/** The local day (days since 1970-01-01 in the zone) of an instant. */
-const localDay = (ms: number, timeZone: string): number => Math.floor(toWallTime(ms, timeZone) / DAY_MS);
-
-/** A local day as the `date` text of the rows. */
-const dayText = (day: number): string => new Date(day * DAY_MS).toISOString().slice(0, 10);
-
 /**
  * The rows that answer the series (chartRollupsCover), or undefined for the exact path. A pair's
  * rows are per local day of the zone recorded for the project: they answer only when every window
@@ -148,7 +140,7 @@ export async function chartRollupSource(
     .where(eq(eventPairTimezones.projectId, query.projectId));
   if (!zone) return undefined;
   const { timeZone } = zone;
-  const startsDay = (ms: number) => localDay(ms, timeZone) !== localDay(ms - 1, timeZone);
+  const startsDay = (ms: number) => localDayNumber(ms, timeZone) !== localDayNumber(ms - 1, timeZone);
   const periods = query.previous ? [query.current, query.previous] : [query.current];
   const aligned = periods.every(
     ({ window, buckets }) => startsDay(window.start) && startsDay(window.end) && buckets.every(startsDay),
@@ -257,8 +249,8 @@ function rowUnits(db: Database, query: ChartSeriesQuery, { rows, timeZone }: Cha
           eq(pairs.byDimension, second),
           query.event === "*" ? undefined : eq(pairs.name, query.event),
           // Every edge starts a local day (chartRollupSource), so a day lies inside the range or outside it.
-          gte(pairs.day, dayText(localDay(scanStart(query), timeZone))),
-          lt(pairs.day, dayText(localDay(query.current.window.end, timeZone))),
+          gte(pairs.day, dayNumberDate(localDayNumber(scanStart(query), timeZone))),
+          lt(pairs.day, dayNumberDate(localDayNumber(query.current.window.end, timeZone))),
           ...filtersOn(rowValue),
         ),
       );

@@ -13,7 +13,10 @@ import { chartRollupSource, rolledUpBucketValues } from "./rollups";
  * summaries (summaries.ts) use exact decimal arithmetic, so they agree with what SQL would compute.
  */
 
-/** The ranked groups of one series, both periods, in one round trip (two on the rollup path). */
+/**
+ * The ranked groups of one series, both periods, in one round trip (two on the rollup path: the
+ * watermark first, and three for a pair's rows, whose zone is read before that).
+ */
 export async function chartSeries(db: Database, query: ChartSeriesQuery): Promise<ChartSeriesResult> {
   const { current, previous } = query;
   const source = await chartRollupSource(db, query);

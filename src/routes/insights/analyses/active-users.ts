@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import * as v from "valibot";
 import type { AppEnv } from "../../../env";
-import { addLocalDays, DAY_MS, localDayNumber, startOfLocalDay } from "../../../lib/timezone";
+import { addLocalDays, dayNumberDate, localDayNumber, startOfLocalDay } from "../../../lib/timezone";
 import { validate } from "../../../middleware/validate";
 import { activeUsersSeries } from "../../../queries/analyses/active-users";
 import { type ActiveUsersResponse, ActiveUsersResponseSchema } from "../../../schemas/analyses";
@@ -70,7 +70,7 @@ export const activeUsersRoute = new Hono<AppEnv>().get(
           window_days: query.days,
           label: LABELS[query.days] ?? `${query.days}d active`,
           series: users.map((count, i) => ({
-            date: new Date((firstDay + i) * DAY_MS).toISOString().slice(0, 10),
+            date: dayNumberDate(firstDay + i),
             users: count,
           })),
         };

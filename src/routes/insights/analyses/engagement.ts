@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import * as v from "valibot";
 import type { AppEnv } from "../../../env";
-import { DAY_MS, localDayNumber } from "../../../lib/timezone";
+import { dayNumberDate, localDayNumber } from "../../../lib/timezone";
 import { validate } from "../../../middleware/validate";
 import { engagementDistribution } from "../../../queries/analyses/engagement";
 import { type EngagementResponse, EngagementResponseSchema } from "../../../schemas/analyses";
@@ -48,7 +48,7 @@ export const engagementRoute = new Hono<AppEnv>().get(
     const scope = resolveLifetimeScope(c, query);
     const { timezone, window } = scope.range;
     const referenceDay = localDayNumber(Math.min(Date.now(), window.end - 1), timezone);
-    const referenceDate = new Date(referenceDay * DAY_MS).toISOString().slice(0, 10);
+    const referenceDate = dayNumberDate(referenceDay);
     return answerObject(c, {
       route: "engagement",
       scope,

@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../../../env";
 import { ApiError } from "../../../lib/errors";
 import { windowMeta } from "../../../lib/range";
-import { addLocalDays, DAY_MS, localDayNumber, startOfLocalWeek } from "../../../lib/timezone";
+import { addLocalDays, dayNumberDate, localDayNumber, startOfLocalWeek } from "../../../lib/timezone";
 import { cacheKey, freshnessFor, readThrough } from "../../../middleware/cache";
 import { useDatabase } from "../../../middleware/database";
 import { sendJson } from "../../../middleware/send-json";
@@ -36,7 +36,7 @@ function weekNumber(ms: number, timezone: string): number {
 }
 
 /** The Monday of a week number, `YYYY-MM-DD`. */
-export const weekDate = (week: number) => new Date((week * 7 - 3) * DAY_MS).toISOString().slice(0, 10);
+export const weekDate = (week: number) => dayNumberDate(week * 7 - 3);
 
 /**
  * The window of a retention route: the one asked for, widened to whole weeks, or the current week
