@@ -283,8 +283,8 @@ const ANSWERED_BY: Record<FilterCaseKind, string> = {
   name: "pre-aggregated, like a path: the rows of the `name` dimension (a session under each event name it holds)",
   chart:
     "event segment: the event pair rollups (a row per local day, event name and pair of values of the filter's " +
-    "and the breakdown's columns); user and session segments: the exact path over the window's events (distinct " +
-    "counts do not add up over days)",
+    "and the breakdown's columns); user and session segments: the same rows' distinct visitors and sessions of " +
+    "the day (each group is one row a day: the filter is one value, the buckets days)",
 };
 
 function answeredBy(): string[] {

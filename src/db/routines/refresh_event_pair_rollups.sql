@@ -10,6 +10,14 @@
 -- and maximums and the earliest instant keep the smaller or larger), so a run costs what its new
 -- events cost. A project whose timezone is not the one its rows were built in has its rows built
 -- again from all of its events below next_xid.
+--
+-- Besides the pairs, rows of one column (by_dimension '') and of the event name alone (both '')
+-- carry the same aggregates, and every row also counts its distinct visitors (`profiles`) and
+-- sessions: those with an event of the row's name and values that day. Distinct counts do not add
+-- up, so a run adds to a row only the visitors and sessions it had not counted yet: those none of
+-- whose earlier events (below from_xid) of that day have the row's name and values. The earlier
+-- events of the day of every visitor and session with a new event are read again through the
+-- events' (project, profile, time) and (project, session) indexes.
 CREATE OR REPLACE FUNCTION refresh_event_pair_rollups(from_xid bigint, next_xid bigint) RETURNS void
 LANGUAGE plpgsql
 -- Hash aggregates, with room for those of a full build (as in refresh_event_rollups).
@@ -26,10 +34,16 @@ DECLARE
     'utm_source', 'utm_medium', 'utm_campaign'];
   -- The columns of `rollup_events` or `events` (as `e`) the pairs read, with the zone `z`'s local day.
   columns text := $$e.project_id COLLATE "C" AS project_id, (e.created_at AT TIME ZONE z.timezone)::date AS day,
-    e.created_at, e.name COLLATE "C" AS name, e.duration, e.revenue$$
+    e.created_at, e.name COLLATE "C" AS name, e.duration, e.revenue, e.profile_id COLLATE "C" AS profile_id,
+    e.session_id COLLATE "C" AS session_id$$
     || (SELECT string_agg(format(', e.%1$I COLLATE "C" AS %1$I', d), '') FROM unnest(pair_dimensions) d);
+  -- A member's values (below), "not set" as NULL.
+  member_values text := (SELECT string_agg(format(', nullif(e.%1$I, '''') COLLATE "C" AS %1$I', d), '')
+    FROM unnest(pair_dimensions) d);
+  member_keys text := 'project_id, day, name' || (SELECT string_agg(', ' || quote_ident(d), '') FROM unnest(pair_dimensions) d);
 BEGIN
-  DROP TABLE IF EXISTS pg_temp.pair_event_zones, pg_temp.pair_events;
+  DROP TABLE IF EXISTS pg_temp.pair_event_zones, pg_temp.pair_events, pg_temp.pair_row_kinds,
+    pg_temp.pair_visitors, pg_temp.pair_sessions;
   -- Each project's zone, whether its rows are built whole in this run (all of them on the first),
   -- and whether it has no record yet: then no run has added any of its events, so its new ones are
   -- all it has.
@@ -42,6 +56,21 @@ BEGIN
   LEFT JOIN event_pair_timezones t ON t.project_id = ids.project_id;
   -- Without statistics the planner guessed many rebuilt projects and read every event to find theirs.
   ANALYZE pair_event_zones;
+
+  -- Every kind of row as (dimension, by_dimension): each pair of columns (the earlier one in the
+  -- list first), each column alone ('' second) and the event name alone ('' both), with the
+  -- expressions of their values over the events and the members below.
+  CREATE TEMPORARY TABLE pair_row_kinds ON COMMIT DROP AS
+  SELECT k.dimension, k.by_dimension, k.ordinal,
+    CASE WHEN k.dimension = '' THEN 'NULL::text' ELSE quote_ident(k.dimension) END AS value_sql,
+    CASE WHEN k.by_dimension = '' THEN 'NULL::text' ELSE quote_ident(k.by_dimension) END AS by_value_sql
+  FROM (
+    SELECT a.d AS dimension, b.d AS by_dimension, a.i * 100 + b.i AS ordinal
+    FROM unnest(pair_dimensions) WITH ORDINALITY AS a(d, i)
+    JOIN unnest(pair_dimensions) WITH ORDINALITY AS b(d, i) ON b.i > a.i
+    UNION ALL SELECT c.d, '', 10000 + c.i FROM unnest(pair_dimensions) WITH ORDINALITY AS c(d, i)
+    UNION ALL SELECT '', '', 20000
+  ) AS k;
 
   -- The events to add: the new ones of the projects kept (on the first run every event, all
   -- rebuilt), then all of those of the projects rebuilt, read again from `events`.
@@ -56,19 +85,58 @@ BEGIN
   END IF;
   ANALYZE pair_events;
 
-  -- One hash aggregate per pair of columns; empty strings are "not set", like NULL. Each row is
-  -- added into its group, or starts it.
+  -- One hash aggregate per kind of row; empty strings are "not set", like NULL. Each row is added
+  -- into its group, or starts it.
   EXECUTE 'INSERT INTO event_pair_rollups AS r (project_id, day, name, dimension, value, by_dimension, by_value,'
       ' first_at, events, duration_sum, duration_min, duration_max, revenue_sum, revenue_min, revenue_max) '
-    || (SELECT string_agg(format('SELECT project_id, day, name, %L, nullif(%I, ''''), %L, nullif(%I, ''''),'
+    || (SELECT string_agg(format('SELECT project_id, day, name, %L, nullif(%s, ''''), %L, nullif(%s, ''''),'
         ' min(created_at), count(*), sum(duration), min(duration), max(duration), sum(revenue), min(revenue), max(revenue)'
-        ' FROM pair_events GROUP BY 1, 2, 3, 5, 7', a.d, a.d, b.d, b.d), ' UNION ALL ' ORDER BY a.i, b.i)
-      FROM unnest(pair_dimensions) WITH ORDINALITY AS a(d, i) JOIN unnest(pair_dimensions) WITH ORDINALITY AS b(d, i) ON b.i > a.i)
+        ' FROM pair_events GROUP BY 1, 2, 3, 5, 7', k.dimension, k.value_sql, k.by_dimension, k.by_value_sql),
+        ' UNION ALL ' ORDER BY k.ordinal) FROM pair_row_kinds k)
     || ' ON CONFLICT ON CONSTRAINT event_pair_rollups_key DO UPDATE SET first_at = least(r.first_at, excluded.first_at),'
       ' events = r.events + excluded.events, duration_sum = r.duration_sum + excluded.duration_sum,'
       ' duration_min = least(r.duration_min, excluded.duration_min), duration_max = greatest(r.duration_max, excluded.duration_max),'
       ' revenue_sum = r.revenue_sum + excluded.revenue_sum, revenue_min = least(r.revenue_min, excluded.revenue_min),'
       ' revenue_max = greatest(r.revenue_max, excluded.revenue_max)';
+
+  -- The members of the rows: per visitor (and per session), local day, event name and values,
+  -- whether all of its events there are new (`fresh`). They are the new events and, on a later run,
+  -- every earlier event of the same day of each kept project's visitors and sessions with a new one.
+  EXECUTE format('CREATE TEMPORARY TABLE pair_visitors ON COMMIT DROP AS SELECT %1$s, profile_id, bool_and(fresh) AS fresh'
+      ' FROM (SELECT project_id, day, name%2$s, profile_id, true AS fresh FROM pair_events e',
+      member_keys, member_values)
+    || CASE WHEN from_xid = 0 THEN '' ELSE format(' UNION ALL SELECT t.project_id, t.day, e.name COLLATE "C"%s,'
+      ' e.profile_id COLLATE "C", false FROM (SELECT DISTINCT p.project_id, p.profile_id, p.day, z.timezone FROM pair_events p'
+      ' JOIN pair_event_zones z ON z.project_id = p.project_id AND NOT z.rebuilt) t JOIN events e'
+      ' ON e.project_id = t.project_id AND e.profile_id = t.profile_id AND e.ingest_xid < %s'
+      ' AND e.created_at >= (t.day::timestamp AT TIME ZONE t.timezone)'
+      ' AND e.created_at < ((t.day + 1)::timestamp AT TIME ZONE t.timezone)', member_values, from_xid) END
+    || format(') m GROUP BY %s, profile_id', member_keys);
+  EXECUTE format('CREATE TEMPORARY TABLE pair_sessions ON COMMIT DROP AS SELECT %1$s, session_id, bool_and(fresh) AS fresh'
+      ' FROM (SELECT project_id, day, name%2$s, session_id, true AS fresh FROM pair_events e',
+      member_keys, member_values)
+    || CASE WHEN from_xid = 0 THEN '' ELSE format(' UNION ALL SELECT t.project_id, t.day, e.name COLLATE "C"%s,'
+      ' e.session_id COLLATE "C", false FROM (SELECT DISTINCT p.project_id, p.session_id, p.day, z.timezone FROM pair_events p'
+      ' JOIN pair_event_zones z ON z.project_id = p.project_id AND NOT z.rebuilt) t JOIN events e'
+      ' ON e.project_id = t.project_id AND e.session_id = t.session_id AND e.ingest_xid < %s'
+      ' AND (e.created_at AT TIME ZONE t.timezone)::date = t.day', member_values, from_xid) END
+    || format(') m GROUP BY %s, session_id', member_keys);
+  ANALYZE pair_visitors;
+  ANALYZE pair_sessions;
+
+  -- Per row, the members it counts for the first time: those all of whose events of the row's name
+  -- and values that day are new. Each such row got its events above, so this only updates.
+  EXECUTE 'INSERT INTO event_pair_rollups AS r (project_id, day, name, dimension, value, by_dimension, by_value,'
+      ' first_at, events, duration_sum, duration_min, duration_max, revenue_sum, revenue_min, revenue_max, profiles, sessions) '
+    || (SELECT string_agg(format('SELECT project_id, day, name, %1$L, value, %2$L, by_value, now(), 0, 0, 0, 0, 0, 0, 0,'
+        ' sum(profiles)::int, sum(sessions)::int FROM ('
+        'SELECT project_id, day, name, %3$s AS value, %4$s AS by_value, 1 AS profiles, 0 AS sessions FROM pair_visitors'
+        ' GROUP BY 1, 2, 3, 4, 5, profile_id HAVING bool_and(fresh) UNION ALL '
+        'SELECT project_id, day, name, %3$s, %4$s, 0, 1 FROM pair_sessions'
+        ' GROUP BY 1, 2, 3, 4, 5, session_id HAVING bool_and(fresh)) m GROUP BY 1, 2, 3, 5, 7',
+        k.dimension, k.by_dimension, k.value_sql, k.by_value_sql), ' UNION ALL ' ORDER BY k.ordinal) FROM pair_row_kinds k)
+    || ' ON CONFLICT ON CONSTRAINT event_pair_rollups_key DO UPDATE SET profiles = r.profiles + excluded.profiles,'
+      ' sessions = r.sessions + excluded.sessions';
 
   INSERT INTO event_pair_timezones AS t (project_id, timezone)
   SELECT project_id, timezone FROM pair_event_zones WHERE rebuilt OR unrecorded

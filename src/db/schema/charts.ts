@@ -51,6 +51,10 @@ export const eventRollups = pgTable(
  * event, the instant a chart buckets the row by (a local day can start at 01:00, so its start is not
  * always a midnight). Same watermark and maintenance as event_rollups: the same routine adds the
  * same new events into both, and rebuilds a project whose timezone changed.
+ *
+ * Rows of one column (`by_dimension` '') and of the event name alone (both '') sit beside the
+ * pairs. Every row also counts its day's distinct visitors and sessions, which answer the `user`
+ * and `session` segments by day when each breakdown group is one row a day (rollups.ts).
  */
 export const eventPairRollups = pgTable(
   "event_pair_rollups",
@@ -64,6 +68,10 @@ export const eventPairRollups = pgTable(
     byDimension: text("by_dimension").notNull(),
     byValue: text("by_value"),
     ...eventAggregates(),
+    /** Distinct visitors (profile ids) with an event of the row's name and values that day. */
+    profiles: integer("profiles").notNull().default(0),
+    /** Distinct sessions with an event of the row's name and values that day. */
+    sessions: integer("sessions").notNull().default(0),
   },
   (t) => [
     // A chart filters on one side of a pair and reads a value's days of one event name: the key

@@ -5,7 +5,7 @@ import { derivedState, eventPairRollups, eventPairTimezones, eventRollups, event
 import { CHART_PAIR_COLUMNS, CHART_ROLLUP_COLUMNS } from "../../lib/dimensions";
 import type { FilterColumn, FilterField } from "../../lib/filter-parser";
 import { dayNumberDate, HOUR_MS, localDayNumber } from "../../lib/timezone";
-import { dimensionValueCondition, eventConditions } from "../filter-conditions";
+import { dimensionValueCondition } from "../filter-conditions";
 import {
   type BucketValues,
   breakdownValue,
@@ -16,6 +16,8 @@ import {
   periodAndBucket,
   scanStart,
 } from "./model";
+import { isDistinctSegment, newMemberUnits } from "./new-members";
+import { newSeriesEvents, sameAmounts, seriesRange, unitColumns } from "./units";
 
 /**
  * The rollup path of the chart queries: the same numbers as the exact path (exact.ts), read from
@@ -85,17 +87,43 @@ function rollupRows(query: ChartSeriesQuery): RollupRows | undefined {
 }
 
 /**
+ * Whether each breakdown group of a day is one row, so that the row's distinct visitors or sessions
+ * are the group's: the event name and every column of the rows are pinned to one value per group,
+ * by the breakdown, by an `is` filter of one value, or (the name) by the series' event. Other
+ * filters then only choose the rows.
+ */
+function pinsEveryGroup(query: ChartSeriesQuery, rows: RollupRows): boolean {
+  const breakdown = query.breakdowns[0] && columnOf(query.breakdowns[0]);
+  const pinned = (column: FilterColumn) =>
+    column === breakdown ||
+    (column === "name" && query.event !== "*") ||
+    query.filters.some(
+      (filter) => columnOf(filter.field) === column && filter.operator === "is" && filter.values.length === 1,
+    );
+  return pinned("name") && rows.columns.every(pinned);
+}
+
+/** Whether the day rows (event_pair_rollups) answer: for a pair of columns, or any distinct count. */
+const readsDayRows = (query: ChartSeriesQuery, rows: RollupRows) =>
+  rows.columns.length === 2 || isDistinctSegment(query.segment);
+
+/**
  * Whether the rollups may answer a series: an additive segment (a property one on duration or
  * revenue), filters and a breakdown some rows answer (see rollupRows), and whole UTC hours at every
  * window and bucket edge, so each hour row lies inside one bucket. The rows of a pair are per local
  * day: for them chartRollupSource asks instead that every edge start a day of the zone they were
- * built in (a zone's day can start at a half hour).
+ * built in (a zone's day can start at a half hour). The `user` and `session` segments are read from
+ * the day rows' distinct counts when each group is one row a day (pinsEveryGroup) and, checked there
+ * too, each bucket one local day.
  */
 export function chartRollupsCover(query: ChartSeriesQuery): boolean {
-  if (!query.rollups || !ADDITIVE_SEGMENTS.has(query.segment)) return false;
+  if (!query.rollups) return false;
+  const distinct = isDistinctSegment(query.segment);
+  if (!distinct && !ADDITIVE_SEGMENTS.has(query.segment)) return false;
   if (isPropertySegment(query.segment) && rolledUpAmount(query) === undefined) return false;
   const rows = rollupRows(query);
   if (rows === undefined) return false;
+  if (distinct) return pinsEveryGroup(query, rows);
   // A pair's day rows ask instead that every edge start a local day (chartRollupSource).
   if (rows.columns.length === 2) return true;
   const periods = query.previous ? [query.current, query.previous] : [query.current];
@@ -123,9 +151,10 @@ export interface ChartRollupSource {
 }
 
 /**
- * The rows that answer the series (chartRollupsCover), or undefined for the exact path. A pair's
- * rows are per local day of the zone recorded for the project: they answer only when every window
- * and bucket edge starts such a day, and not before their first build recorded it.
+ * The rows that answer the series (chartRollupsCover), or undefined for the exact path. The day rows
+ * are per local day of the zone recorded for the project: they answer only when every window and
+ * bucket edge starts such a day (for a distinct count, when every bucket is one such day), and not
+ * before their first build recorded it.
  */
 export async function chartRollupSource(
   db: Database,
@@ -133,7 +162,7 @@ export async function chartRollupSource(
 ): Promise<ChartRollupSource | undefined> {
   const rows = rollupRows(query);
   if (!chartRollupsCover(query) || rows === undefined) return undefined;
-  if (rows.columns.length < 2) return { rows };
+  if (!readsDayRows(query, rows)) return { rows };
   const [zone] = await db
     .select({ timeZone: eventPairTimezones.timezone })
     .from(eventPairTimezones)
@@ -145,7 +174,14 @@ export async function chartRollupSource(
   const aligned = periods.every(
     ({ window, buckets }) => startsDay(window.start) && startsDay(window.end) && buckets.every(startsDay),
   );
-  return aligned ? { rows, timeZone } : undefined;
+  // A distinct count adds up only over the rows of one day: each bucket must be one.
+  const day = (ms: number) => localDayNumber(ms, timeZone);
+  const daily = periods.every(
+    ({ window, buckets }) =>
+      buckets[0] === window.start &&
+      buckets.every((edge, i) => day(buckets[i + 1] ?? window.end) - day(edge) === 1),
+  );
+  return aligned && (daily || !isDistinctSegment(query.segment)) ? { rows, timeZone } : undefined;
 }
 
 /** The value of one bucket from the summed units, as exact numeric like the exact path's. */
@@ -164,35 +200,6 @@ function rolledUpValue(segment: ChartSegment): SQL {
   }
 }
 
-type Operand = SQL | PgColumn;
-
-/** The series' project, event name and scanned range (both periods), on either table. */
-function seriesRange(query: ChartSeriesQuery, time: PgColumn, projectId: PgColumn, name: PgColumn) {
-  return and(
-    eq(projectId, query.projectId),
-    gte(time, new Date(scanStart(query))),
-    lt(time, new Date(query.current.window.end)),
-    query.event === "*" ? undefined : eq(name, query.event),
-  );
-}
-
-/** The columns both kinds of unit share: its start, breakdown value, event count and amount aggregates. */
-function unitColumns(
-  start: Operand,
-  value: Operand,
-  count: Operand,
-  amount: { sum: Operand; min: Operand; max: Operand },
-) {
-  return {
-    unit: sql<Date>`${start}`.as("unit"),
-    b0: sql<string | null>`${value}`.as("b0"),
-    events: sql<number>`${count}`.as("events"),
-    amountSum: sql<string>`${amount.sum}`.as("amount_sum"),
-    amountMin: sql<string>`${amount.min}`.as("amount_min"),
-    amountMax: sql<string>`${amount.max}`.as("amount_max"),
-  };
-}
-
 /** The aggregate columns both rollup tables have. */
 type AmountColumns = Record<
   "durationSum" | "durationMin" | "durationMax" | "revenueSum" | "revenueMin" | "revenueMax",
@@ -209,10 +216,11 @@ function rowAmounts(table: AmountColumns, amount: RolledUpAmount) {
 const columnOf = (field: FilterField): FilterColumn => rolledUpColumn(field) ?? "name";
 
 /**
- * The rows of the scanned range that answer the series, as units: the day rows of a pair of
- * columns (bucketed by their earliest event), or the hour rows of one column ('' dimension: the
- * event names alone), with the filters applied to the values of each row and the breakdown's value
- * as `b0`.
+ * The rows of the scanned range that answer the series, as units: the day rows (bucketed by their
+ * earliest event) of a pair of columns, of one column ('' by_dimension) or of the event names
+ * alone ('' both), counting events or a distinct segment's members; or the hour rows of one
+ * column ('' dimension: the event names alone). The filters apply to the values of each row, and
+ * the breakdown's value is `b0`.
  */
 function rowUnits(db: Database, query: ChartSeriesQuery, { rows, timeZone }: ChartRollupSource) {
   const [breakdown] = query.breakdowns;
@@ -220,33 +228,36 @@ function rowUnits(db: Database, query: ChartSeriesQuery, { rows, timeZone }: Cha
   const amount = rolledUpAmount(query) ?? "duration";
   const filtersOn = (rowValue: (field: FilterField) => PgColumn) =>
     query.filters.map((filter) => dimensionValueCondition(filter, rowValue(filter.field)));
-  // A row as a unit: its instant, the breakdown's value, its events and amounts.
+  // A row as a unit: its instant, the breakdown's value, its count and amounts.
   const unitsOf = (
     start: PgColumn,
     rowValue: (field: FilterField) => PgColumn,
-    table: AmountColumns & { events: PgColumn },
+    table: AmountColumns,
+    count: PgColumn,
   ) =>
     unitColumns(
       start,
       breakdown ? rowValue(breakdown) : sql<string | null>`null::text`,
-      table.events,
+      count,
       rowAmounts(table, amount),
     );
-  if (second !== undefined && timeZone !== undefined) {
+  if (timeZone !== undefined) {
     const pairs = eventPairRollups;
+    const counted = { user: pairs.profiles, session: pairs.sessions };
+    const count = isDistinctSegment(query.segment) ? counted[query.segment] : pairs.events;
     const rowValue = (field: FilterField) => {
       const column = columnOf(field);
       if (column === "name") return pairs.name;
       return column === second ? pairs.byValue : pairs.value;
     };
     return db
-      .select(unitsOf(pairs.firstAt, rowValue, pairs))
+      .select(unitsOf(pairs.firstAt, rowValue, pairs, count))
       .from(pairs)
       .where(
         and(
           eq(pairs.projectId, query.projectId),
           eq(pairs.dimension, first ?? ""),
-          eq(pairs.byDimension, second),
+          eq(pairs.byDimension, second ?? ""),
           query.event === "*" ? undefined : eq(pairs.name, query.event),
           // Every edge starts a local day (chartRollupSource), so a day lies inside the range or outside it.
           gte(pairs.day, dayNumberDate(localDayNumber(scanStart(query), timeZone))),
@@ -258,7 +269,7 @@ function rowUnits(db: Database, query: ChartSeriesQuery, { rows, timeZone }: Cha
   const hours = eventRollups;
   const rowValue = (field: FilterField) => (columnOf(field) === "name" ? hours.name : hours.value);
   return db
-    .select(unitsOf(hours.hour, rowValue, hours))
+    .select(unitsOf(hours.hour, rowValue, hours, hours.events))
     .from(hours)
     .where(
       and(
@@ -271,8 +282,9 @@ function rowUnits(db: Database, query: ChartSeriesQuery, { rows, timeZone }: Cha
 
 /**
  * The rollup path's bucket values: the rows of the scanned range that answer the series
- * (rowUnits) and the events the rollups do not hold yet, each reduced to the same unit columns,
- * then bucketed and aggregated like the exact path's events.
+ * (rowUnits) and the events the rollups do not hold yet (for a distinct count, the members those
+ * add), each reduced to the same unit columns, then bucketed and aggregated like the exact path's
+ * events.
  */
 export async function rolledUpBucketValues(
   db: Database,
@@ -282,27 +294,19 @@ export async function rolledUpBucketValues(
   const watermark = await eventRollupsWatermark(db);
   const [breakdown] = query.breakdowns;
   const byDuration = (rolledUpAmount(query) ?? "duration") === "duration";
-  // Each new event is a unit of one. The watermark is a literal, not a subquery: the planner then
-  // sees how few events lie above it and reaches them through the ingest_xid index instead of
-  // the whole window.
+  // Each new event is a unit of one.
   const amountColumn = sql`${byDuration ? events.duration : events.revenue}::bigint`;
   const newEvents = db
-    .select(
-      unitColumns(events.createdAt, breakdownValue(breakdown), sql`1`, {
-        sum: amountColumn,
-        min: amountColumn,
-        max: amountColumn,
-      }),
-    )
+    .select(unitColumns(events.createdAt, breakdownValue(breakdown), sql`1`, sameAmounts(amountColumn)))
     .from(events)
-    .where(
-      and(
-        seriesRange(query, events.createdAt, events.projectId, events.name),
-        gte(events.ingestXid, watermark),
-        eventConditions(query.filters),
-      ),
-    );
-  const units = rowUnits(db, query, source).unionAll(newEvents).as("units");
+    .where(newSeriesEvents(query, watermark));
+  // A distinct count's new members: only those its rows do not count yet (new-members.ts).
+  const { segment } = query;
+  const newUnits =
+    isDistinctSegment(segment) && source.timeZone !== undefined
+      ? newMemberUnits(db, { ...query, segment }, source.rows.columns, source.timeZone, watermark)
+      : newEvents;
+  const units = rowUnits(db, query, source).unionAll(newUnits).as("units");
 
   const { period, bucket } = periodAndBucket(units.unit, query);
   const bucketed = db

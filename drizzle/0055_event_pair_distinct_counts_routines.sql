@@ -1,0 +1,244 @@
+-- refresh_event_pair_rollups(from_xid, next_xid): the event aggregates per project, local day, event
+-- name and pair of values of two chart columns (event_pair_rollups), which answer a chart filtered
+-- on one column and split by another (src/queries/charts/rollups.ts). refresh_event_rollups
+-- (src/db/routines/refresh_event_rollups.sql) calls it under its lock and watermark, once it has
+-- copied the events between the two watermarks (every event on the first run) into the temporary
+-- table `rollup_events`; both tables then hold exactly the events below next_xid.
+--
+-- A day is the project's own (its timezone, UTC when it has none), recorded per project in
+-- event_pair_timezones. The new events are added into their rows (counts and sums add up, minimums
+-- and maximums and the earliest instant keep the smaller or larger), so a run costs what its new
+-- events cost. A project whose timezone is not the one its rows were built in has its rows built
+-- again from all of its events below next_xid.
+--
+-- Besides the pairs, rows of one column (by_dimension '') and of the event name alone (both '')
+-- carry the same aggregates, and every row also counts its distinct visitors (`profiles`) and
+-- sessions: those with an event of the row's name and values that day. Distinct counts do not add
+-- up, so a run adds to a row only the visitors and sessions it had not counted yet: those none of
+-- whose earlier events (below from_xid) of that day have the row's name and values. The earlier
+-- events of the day of every visitor and session with a new event are read again through the
+-- events' (project, profile, time) and (project, session) indexes.
+CREATE OR REPLACE FUNCTION refresh_event_pair_rollups(from_xid bigint, next_xid bigint) RETURNS void
+LANGUAGE plpgsql
+-- Hash aggregates, with room for those of a full build (as in refresh_event_rollups).
+SET work_mem = '256MB'
+SET enable_sort = off
+SET jit = off
+-- DROP TABLE IF EXISTS of the temporary tables would notice "schema pg_temp does not exist".
+SET client_min_messages = warning
+AS $fn$
+DECLARE
+  -- The columns whose pairs are rolled up, the earlier one of a pair first: CHART_PAIR_COLUMNS in
+  -- src/lib/dimensions.ts, held equal by test/node/routines.test.ts.
+  pair_dimensions text[] := ARRAY['country', 'device', 'browser', 'os', 'referrer_name', 'referrer_type',
+    'utm_source', 'utm_medium', 'utm_campaign'];
+  -- The columns of `rollup_events` or `events` (as `e`) the pairs read, with the zone `z`'s local day.
+  columns text := $$e.project_id COLLATE "C" AS project_id, (e.created_at AT TIME ZONE z.timezone)::date AS day,
+    e.created_at, e.name COLLATE "C" AS name, e.duration, e.revenue, e.profile_id COLLATE "C" AS profile_id,
+    e.session_id COLLATE "C" AS session_id$$
+    || (SELECT string_agg(format(', e.%1$I COLLATE "C" AS %1$I', d), '') FROM unnest(pair_dimensions) d);
+  -- A member's values (below), "not set" as NULL.
+  member_values text := (SELECT string_agg(format(', nullif(e.%1$I, '''') COLLATE "C" AS %1$I', d), '')
+    FROM unnest(pair_dimensions) d);
+  member_keys text := 'project_id, day, name' || (SELECT string_agg(', ' || quote_ident(d), '') FROM unnest(pair_dimensions) d);
+BEGIN
+  DROP TABLE IF EXISTS pg_temp.pair_event_zones, pg_temp.pair_events, pg_temp.pair_row_kinds,
+    pg_temp.pair_visitors, pg_temp.pair_sessions;
+  -- Each project's zone, whether its rows are built whole in this run (all of them on the first),
+  -- and whether it has no record yet: then no run has added any of its events, so its new ones are
+  -- all it has.
+  CREATE TEMPORARY TABLE pair_event_zones ON COMMIT DROP AS
+  SELECT ids.project_id, coalesce(p.timezone, 'UTC') AS timezone,
+    from_xid = 0 OR coalesce(t.timezone <> coalesce(p.timezone, 'UTC'), false) AS rebuilt,
+    t.timezone IS NULL AS unrecorded
+  FROM (SELECT id COLLATE "C" AS project_id FROM projects UNION SELECT project_id FROM rollup_events) AS ids
+  LEFT JOIN projects p ON p.id = ids.project_id
+  LEFT JOIN event_pair_timezones t ON t.project_id = ids.project_id;
+  -- Without statistics the planner guessed many rebuilt projects and read every event to find theirs.
+  ANALYZE pair_event_zones;
+
+  -- Every kind of row as (dimension, by_dimension): each pair of columns (the earlier one in the
+  -- list first), each column alone ('' second) and the event name alone ('' both), with the
+  -- expressions of their values over the events and the members below.
+  CREATE TEMPORARY TABLE pair_row_kinds ON COMMIT DROP AS
+  SELECT k.dimension, k.by_dimension, k.ordinal,
+    CASE WHEN k.dimension = '' THEN 'NULL::text' ELSE quote_ident(k.dimension) END AS value_sql,
+    CASE WHEN k.by_dimension = '' THEN 'NULL::text' ELSE quote_ident(k.by_dimension) END AS by_value_sql
+  FROM (
+    SELECT a.d AS dimension, b.d AS by_dimension, a.i * 100 + b.i AS ordinal
+    FROM unnest(pair_dimensions) WITH ORDINALITY AS a(d, i)
+    JOIN unnest(pair_dimensions) WITH ORDINALITY AS b(d, i) ON b.i > a.i
+    UNION ALL SELECT c.d, '', 10000 + c.i FROM unnest(pair_dimensions) WITH ORDINALITY AS c(d, i)
+    UNION ALL SELECT '', '', 20000
+  ) AS k;
+
+  -- The events to add: the new ones of the projects kept (on the first run every event, all
+  -- rebuilt), then all of those of the projects rebuilt, read again from `events`.
+  EXECUTE format('CREATE TEMPORARY TABLE pair_events ON COMMIT DROP AS SELECT %s FROM rollup_events e'
+    ' JOIN pair_event_zones z ON z.project_id = e.project_id WHERE %s = 0 OR NOT z.rebuilt', columns, from_xid);
+  IF from_xid = 0 THEN
+    TRUNCATE event_pair_rollups;
+  ELSIF EXISTS (SELECT 1 FROM pair_event_zones WHERE rebuilt) THEN
+    DELETE FROM event_pair_rollups r USING pair_event_zones z WHERE r.project_id = z.project_id AND z.rebuilt;
+    EXECUTE format('INSERT INTO pair_events SELECT %s FROM pair_event_zones z JOIN events e'
+      ' ON e.project_id = z.project_id AND e.ingest_xid < %s WHERE z.rebuilt', columns, next_xid);
+  END IF;
+  ANALYZE pair_events;
+
+  -- One hash aggregate per kind of row; empty strings are "not set", like NULL. Each row is added
+  -- into its group, or starts it.
+  EXECUTE 'INSERT INTO event_pair_rollups AS r (project_id, day, name, dimension, value, by_dimension, by_value,'
+      ' first_at, events, duration_sum, duration_min, duration_max, revenue_sum, revenue_min, revenue_max) '
+    || (SELECT string_agg(format('SELECT project_id, day, name, %L, nullif(%s, ''''), %L, nullif(%s, ''''),'
+        ' min(created_at), count(*), sum(duration), min(duration), max(duration), sum(revenue), min(revenue), max(revenue)'
+        ' FROM pair_events GROUP BY 1, 2, 3, 5, 7', k.dimension, k.value_sql, k.by_dimension, k.by_value_sql),
+        ' UNION ALL ' ORDER BY k.ordinal) FROM pair_row_kinds k)
+    || ' ON CONFLICT ON CONSTRAINT event_pair_rollups_key DO UPDATE SET first_at = least(r.first_at, excluded.first_at),'
+      ' events = r.events + excluded.events, duration_sum = r.duration_sum + excluded.duration_sum,'
+      ' duration_min = least(r.duration_min, excluded.duration_min), duration_max = greatest(r.duration_max, excluded.duration_max),'
+      ' revenue_sum = r.revenue_sum + excluded.revenue_sum, revenue_min = least(r.revenue_min, excluded.revenue_min),'
+      ' revenue_max = greatest(r.revenue_max, excluded.revenue_max)';
+
+  -- The members of the rows: per visitor (and per session), local day, event name and values,
+  -- whether all of its events there are new (`fresh`). They are the new events and, on a later run,
+  -- every earlier event of the same day of each kept project's visitors and sessions with a new one.
+  EXECUTE format('CREATE TEMPORARY TABLE pair_visitors ON COMMIT DROP AS SELECT %1$s, profile_id, bool_and(fresh) AS fresh'
+      ' FROM (SELECT project_id, day, name%2$s, profile_id, true AS fresh FROM pair_events e',
+      member_keys, member_values)
+    || CASE WHEN from_xid = 0 THEN '' ELSE format(' UNION ALL SELECT t.project_id, t.day, e.name COLLATE "C"%s,'
+      ' e.profile_id COLLATE "C", false FROM (SELECT DISTINCT p.project_id, p.profile_id, p.day, z.timezone FROM pair_events p'
+      ' JOIN pair_event_zones z ON z.project_id = p.project_id AND NOT z.rebuilt) t JOIN events e'
+      ' ON e.project_id = t.project_id AND e.profile_id = t.profile_id AND e.ingest_xid < %s'
+      ' AND e.created_at >= (t.day::timestamp AT TIME ZONE t.timezone)'
+      ' AND e.created_at < ((t.day + 1)::timestamp AT TIME ZONE t.timezone)', member_values, from_xid) END
+    || format(') m GROUP BY %s, profile_id', member_keys);
+  EXECUTE format('CREATE TEMPORARY TABLE pair_sessions ON COMMIT DROP AS SELECT %1$s, session_id, bool_and(fresh) AS fresh'
+      ' FROM (SELECT project_id, day, name%2$s, session_id, true AS fresh FROM pair_events e',
+      member_keys, member_values)
+    || CASE WHEN from_xid = 0 THEN '' ELSE format(' UNION ALL SELECT t.project_id, t.day, e.name COLLATE "C"%s,'
+      ' e.session_id COLLATE "C", false FROM (SELECT DISTINCT p.project_id, p.session_id, p.day, z.timezone FROM pair_events p'
+      ' JOIN pair_event_zones z ON z.project_id = p.project_id AND NOT z.rebuilt) t JOIN events e'
+      ' ON e.project_id = t.project_id AND e.session_id = t.session_id AND e.ingest_xid < %s'
+      ' AND (e.created_at AT TIME ZONE t.timezone)::date = t.day', member_values, from_xid) END
+    || format(') m GROUP BY %s, session_id', member_keys);
+  ANALYZE pair_visitors;
+  ANALYZE pair_sessions;
+
+  -- Per row, the members it counts for the first time: those all of whose events of the row's name
+  -- and values that day are new. Each such row got its events above, so this only updates.
+  EXECUTE 'INSERT INTO event_pair_rollups AS r (project_id, day, name, dimension, value, by_dimension, by_value,'
+      ' first_at, events, duration_sum, duration_min, duration_max, revenue_sum, revenue_min, revenue_max, profiles, sessions) '
+    || (SELECT string_agg(format('SELECT project_id, day, name, %1$L, value, %2$L, by_value, now(), 0, 0, 0, 0, 0, 0, 0,'
+        ' sum(profiles)::int, sum(sessions)::int FROM ('
+        'SELECT project_id, day, name, %3$s AS value, %4$s AS by_value, 1 AS profiles, 0 AS sessions FROM pair_visitors'
+        ' GROUP BY 1, 2, 3, 4, 5, profile_id HAVING bool_and(fresh) UNION ALL '
+        'SELECT project_id, day, name, %3$s, %4$s, 0, 1 FROM pair_sessions'
+        ' GROUP BY 1, 2, 3, 4, 5, session_id HAVING bool_and(fresh)) m GROUP BY 1, 2, 3, 5, 7',
+        k.dimension, k.by_dimension, k.value_sql, k.by_value_sql), ' UNION ALL ' ORDER BY k.ordinal) FROM pair_row_kinds k)
+    || ' ON CONFLICT ON CONSTRAINT event_pair_rollups_key DO UPDATE SET profiles = r.profiles + excluded.profiles,'
+      ' sessions = r.sessions + excluded.sessions';
+
+  INSERT INTO event_pair_timezones AS t (project_id, timezone)
+  SELECT project_id, timezone FROM pair_event_zones WHERE rebuilt OR unrecorded
+  ON CONFLICT (project_id) DO UPDATE SET timezone = excluded.timezone;
+  IF from_xid = 0 THEN
+    ANALYZE event_pair_rollups;
+  END IF;
+END;
+$fn$;
+--> statement-breakpoint
+-- refresh_event_rollups(next_xid): the hourly event rollups (event_rollups) that /export/charts
+-- reads, per project, hour and event name ('' dimension) and per value of each breakdown column;
+-- it has refresh_event_pair_rollups add the same events into the rows per local day and pair of
+-- values (event_pair_rollups), which answer a chart filtered on one column and split by another.
+-- refresh_derived (src/db/routines/refresh_derived.sql) calls it in the same transaction as
+-- refresh_session_rollups, with the snapshot xmin it took first; the seed's loader also calls it
+-- on a connection of its own, beside refresh_derived().
+--
+-- Unlike sessions, the event rollups have an exact watermark: an hour's rows hold exactly the
+-- events of that hour whose ingest_xid is below derived_state('event_rollups'). Every transaction
+-- below it had finished when the run began (it is the run's snapshot xmin), so no event can join
+-- that set later; a chart adds the events at or above it straight from `events` and is exact at
+-- any moment (src/queries/charts/rollups.ts). The first run (watermark 0) builds every hour.
+-- Events never change once stored, so a later run aggregates only the events between the two
+-- watermarks and adds them into the rows: counts and sums add up, minimums and maximums keep the
+-- smaller and the larger. (Recomputing the hours the new events fell in, as this did before,
+-- re-read the whole current hour each minute: 5.4 s a run at 1,000 events/s, growing within it.)
+CREATE OR REPLACE FUNCTION refresh_event_rollups(next_xid bigint) RETURNS void
+LANGUAGE plpgsql
+-- Hash aggregates, with room for those of a full build: the planner cannot estimate how few
+-- (project, hour, name, value) groups there are and would otherwise sort every event per dimension.
+SET work_mem = '256MB'
+SET enable_sort = off
+-- Scans and aggregates that gain nothing from JIT compilation, which costs hundreds of milliseconds.
+SET jit = off
+-- DROP TABLE IF EXISTS of the temporary tables would notice "schema pg_temp does not exist".
+SET client_min_messages = warning
+AS $fn$
+DECLARE
+  from_xid bigint;
+  source text;
+  -- The breakdown columns rolled up: CHART_ROLLUP_COLUMNS in src/lib/dimensions.ts lists the
+  -- same, and test/node/routines.test.ts holds them equal.
+  dimensions text[] := ARRAY['path', 'country', 'device', 'browser', 'os', 'referrer_name', 'referrer_type',
+    'utm_source', 'utm_medium', 'utm_campaign'];
+  -- The events' columns with their UTC hour (and instant, visitor and session, for the pairs' local
+  -- days and distinct counts); byte-order
+  -- ("C") keys hash and compare fastest.
+  columns text := $$e.project_id COLLATE "C" AS project_id, e.name COLLATE "C" AS name, e.created_at,
+    date_bin('1 hour', e.created_at, timestamptz '2000-01-01 00:00:00+00') AS hour, e.duration, e.revenue,
+    e.profile_id, e.session_id$$
+    || (SELECT string_agg(format(', e.%1$I COLLATE "C" AS %1$I', d), '') FROM unnest(dimensions) d);
+  aggregates text := 'count(*), sum(duration), min(duration), max(duration), sum(revenue), min(revenue), max(revenue)';
+BEGIN
+  -- One build at a time, also when a loader calls this beside refresh_derived(): a caller that
+  -- waited here reads the watermark the other one committed and finds little left to do.
+  PERFORM pg_advisory_xact_lock(hashtext('refresh_event_rollups'));
+  INSERT INTO derived_state (name) VALUES ('event_rollups') ON CONFLICT (name) DO NOTHING;
+  SELECT processed_xid INTO from_xid FROM derived_state WHERE name = 'event_rollups';
+  IF from_xid >= next_xid THEN
+    RETURN;
+  END IF;
+
+  DROP TABLE IF EXISTS pg_temp.rollup_events;
+  -- The events between the two watermarks (found through the ingest_xid BRIN index), or every event
+  -- on the first run, copied narrow once: the aggregates below and the pairs' each read them.
+  IF from_xid = 0 THEN
+    TRUNCATE event_rollups;
+  END IF;
+  EXECUTE format('CREATE TEMPORARY TABLE rollup_events ON COMMIT DROP AS SELECT %s FROM events e'
+    ' WHERE e.ingest_xid >= %s AND e.ingest_xid < %s', columns, from_xid, next_xid);
+  ANALYZE rollup_events;
+  source := 'rollup_events';
+
+  -- Per hour and event name ('' dimension), and per value of each breakdown column. One hash
+  -- aggregate per dimension: grouping sets sort the events once per set, several times slower.
+  -- Empty strings are "not set", like NULL (the charts' breakdown rule). Each row is added into
+  -- its group, or starts it.
+  EXECUTE format('INSERT INTO event_rollups AS r (project_id, hour, name, dimension, value, events,'
+      ' duration_sum, duration_min, duration_max, revenue_sum, revenue_min, revenue_max)'
+      ' SELECT project_id, hour, name, '''', NULL, %s FROM %s GROUP BY 1, 2, 3', aggregates, source)
+    || (SELECT string_agg(format(' UNION ALL SELECT project_id, hour, name, %L, nullif(%I, ''''), %s FROM %s GROUP BY 1, 2, 3, 5',
+      d, d, aggregates, source), '') FROM unnest(dimensions) d)
+    || ' ON CONFLICT ON CONSTRAINT event_rollups_key DO UPDATE SET events = r.events + excluded.events,'
+      ' duration_sum = r.duration_sum + excluded.duration_sum, duration_min = least(r.duration_min, excluded.duration_min),'
+      ' duration_max = greatest(r.duration_max, excluded.duration_max), revenue_sum = r.revenue_sum + excluded.revenue_sum,'
+      ' revenue_min = least(r.revenue_min, excluded.revenue_min), revenue_max = greatest(r.revenue_max, excluded.revenue_max)';
+
+  -- The same events per local day, event name and pair of values (src/db/routines/
+  -- refresh_event_pair_rollups.sql), under the same watermark.
+  PERFORM refresh_event_pair_rollups(from_xid, next_xid);
+
+  IF from_xid = 0 THEN
+    ANALYZE event_rollups;
+  END IF;
+  UPDATE derived_state SET processed_xid = next_xid, last_run_at = now() WHERE name = 'event_rollups';
+END;
+$fn$;
+--> statement-breakpoint
+-- Build the pair rows again from every stored event, with the rows of one column and of the name
+-- alone and every row's distinct visitors and sessions, and the event rollups with them (one
+-- watermark).
+UPDATE derived_state SET processed_xid = 0 WHERE name = 'event_rollups';
+--> statement-breakpoint
+SELECT refresh_event_rollups((pg_snapshot_xmin(pg_current_snapshot())::text)::bigint);

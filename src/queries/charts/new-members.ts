@@ -1,0 +1,77 @@
+import { and, eq, gte, lt, type SQL, sql } from "drizzle-orm";
+import { alias } from "drizzle-orm/pg-core";
+import type { Database } from "../../db/client";
+import { events } from "../../db/schema";
+import type { FilterColumn } from "../../lib/filter-parser";
+import { eventColumn } from "../columns";
+import { breakdownValue, type ChartSeriesQuery } from "./model";
+import { newSeriesEvents, sameAmounts, unitColumns } from "./units";
+
+/**
+ * The `user` and `session` segments on the rollup path: the day rows count each day's distinct
+ * visitors (or sessions) per event name and values, over the events below the watermark. The
+ * events at or above it add the members those rows do not count yet: per local day and breakdown
+ * value, each visitor (or session) with a new matching event and no earlier event (below the
+ * watermark) of that day with the same name and values. A day's earlier events of one visitor are
+ * found through the events' (project, profile, time) index, a session's through (project, session).
+ */
+
+/** The segments the day rows count distinct members for, and the member's column. */
+export const DISTINCT_MEMBERS = { user: events.profileId, session: events.sessionId } as const;
+export type DistinctSegment = keyof typeof DISTINCT_MEMBERS;
+
+export const isDistinctSegment = (segment: string): segment is DistinctSegment => segment in DISTINCT_MEMBERS;
+
+const earlier = alias(events, "earlier");
+
+/**
+ * The new members as units of one, each at its first new event of the day: `columns` are the
+ * row's columns besides the name, `timeZone` the zone of the rows' days.
+ */
+export function newMemberUnits(
+  db: Database,
+  query: ChartSeriesQuery & { segment: DistinctSegment },
+  columns: FilterColumn[],
+  timeZone: string,
+  watermark: number,
+) {
+  const member = DISTINCT_MEMBERS[query.segment];
+  const earlierMember = query.segment === "user" ? earlier.profileId : earlier.sessionId;
+  // The local midnight that starts the event's day, and the next one, as instants.
+  const localDay = sql`date_trunc('day', ${events.createdAt} at time zone ${timeZone})`;
+  const dayStart = sql`(${localDay} at time zone ${timeZone})`;
+  const dayEnd = sql`((${localDay} + interval '1 day') at time zone ${timeZone})`;
+  const sameValues: SQL[] = columns.map(
+    (column) =>
+      sql`nullif(${eventColumn(column, earlier)}, '') is not distinct from nullif(${eventColumn(column)}, '')`,
+  );
+  const countedBefore = db
+    .select({ one: sql`1` })
+    .from(earlier)
+    .where(
+      and(
+        eq(earlier.projectId, events.projectId),
+        eq(earlierMember, member),
+        lt(earlier.ingestXid, watermark),
+        gte(earlier.createdAt, dayStart),
+        lt(earlier.createdAt, dayEnd),
+        eq(earlier.name, events.name),
+        ...sameValues,
+      ),
+    );
+  return (
+    db
+      .select(
+        unitColumns(
+          sql`min(${events.createdAt})`,
+          breakdownValue(query.breakdowns[0]),
+          sql`1`,
+          sameAmounts(sql`0`),
+        ),
+      )
+      .from(events)
+      .where(and(newSeriesEvents(query, watermark), sql`not exists (${countedBefore})`))
+      // By position, the breakdown value (b0): the same expression spelled again is a new one.
+      .groupBy(localDay, sql`2`, member)
+  );
+}
