@@ -41,6 +41,8 @@ DECLARE
   member_values text := (SELECT string_agg(format(', nullif(e.%1$I, '''') COLLATE "C" AS %1$I', d), '')
     FROM unnest(pair_dimensions) d);
   member_keys text := 'project_id, day, name' || (SELECT string_agg(', ' || quote_ident(d), '') FROM unnest(pair_dimensions) d);
+  member_day date;
+  kind record;
 BEGIN
   DROP TABLE IF EXISTS pg_temp.pair_event_zones, pg_temp.pair_events, pg_temp.pair_row_kinds,
     pg_temp.pair_visitors, pg_temp.pair_sessions;
@@ -121,22 +123,32 @@ BEGIN
       ' ON e.project_id = t.project_id AND e.session_id = t.session_id AND e.ingest_xid < %s'
       ' AND (e.created_at AT TIME ZONE t.timezone)::date = t.day', member_values, from_xid) END
     || format(') m GROUP BY %s, session_id', member_keys);
-  ANALYZE pair_visitors;
-  ANALYZE pair_sessions;
 
   -- Per row, the members it counts for the first time: those all of whose events of the row's name
-  -- and values that day are new. Each such row got its events above, so this only updates.
-  EXECUTE 'INSERT INTO event_pair_rollups AS r (project_id, day, name, dimension, value, by_dimension, by_value,'
-      ' first_at, events, duration_sum, duration_min, duration_max, revenue_sum, revenue_min, revenue_max, profiles, sessions) '
-    || (SELECT string_agg(format('SELECT project_id, day, name, %1$L, value, %2$L, by_value, now(), 0, 0, 0, 0, 0, 0, 0,'
-        ' sum(profiles)::int, sum(sessions)::int FROM ('
-        'SELECT project_id, day, name, %3$s AS value, %4$s AS by_value, 1 AS profiles, 0 AS sessions FROM pair_visitors'
-        ' GROUP BY 1, 2, 3, 4, 5, profile_id HAVING bool_and(fresh) UNION ALL '
-        'SELECT project_id, day, name, %3$s, %4$s, 0, 1 FROM pair_sessions'
-        ' GROUP BY 1, 2, 3, 4, 5, session_id HAVING bool_and(fresh)) m GROUP BY 1, 2, 3, 5, 7',
-        k.dimension, k.by_dimension, k.value_sql, k.by_value_sql), ' UNION ALL ' ORDER BY k.ordinal) FROM pair_row_kinds k)
-    || ' ON CONFLICT ON CONSTRAINT event_pair_rollups_key DO UPDATE SET profiles = r.profiles + excluded.profiles,'
-      ' sessions = r.sessions + excluded.sessions';
+  -- and values that day are new. Each such row got its events above, so this only updates. One
+  -- statement per day and kind of row: a (row, member) pair is kept per member of each kind, which
+  -- for a whole build is hundreds of millions, and a day's of one kind fit in memory (all at once
+  -- they spilled 15 GB to disk at 10 million events and more).
+  CREATE INDEX ON pair_visitors (day);
+  CREATE INDEX ON pair_sessions (day);
+  ANALYZE pair_visitors;
+  ANALYZE pair_sessions;
+  FOR member_day IN SELECT DISTINCT day FROM pair_visitors ORDER BY 1 LOOP
+    FOR kind IN SELECT * FROM pair_row_kinds ORDER BY ordinal LOOP
+      EXECUTE format('INSERT INTO event_pair_rollups AS r (project_id, day, name, dimension, value, by_dimension,'
+          ' by_value, first_at, events, duration_sum, duration_min, duration_max, revenue_sum, revenue_min, revenue_max,'
+          ' profiles, sessions)'
+          ' SELECT project_id, day, name, %1$L, value, %2$L, by_value, now(), 0, 0, 0, 0, 0, 0, 0,'
+          ' sum(profiles)::int, sum(sessions)::int FROM ('
+          'SELECT project_id, day, name, %3$s AS value, %4$s AS by_value, 1 AS profiles, 0 AS sessions'
+          ' FROM pair_visitors WHERE day = $1 GROUP BY 1, 2, 3, 4, 5, profile_id HAVING bool_and(fresh) UNION ALL '
+          'SELECT project_id, day, name, %3$s, %4$s, 0, 1 FROM pair_sessions'
+          ' WHERE day = $1 GROUP BY 1, 2, 3, 4, 5, session_id HAVING bool_and(fresh)) m GROUP BY 1, 2, 3, 5, 7'
+          ' ON CONFLICT ON CONSTRAINT event_pair_rollups_key DO UPDATE SET profiles = r.profiles + excluded.profiles,'
+          ' sessions = r.sessions + excluded.sessions',
+        kind.dimension, kind.by_dimension, kind.value_sql, kind.by_value_sql) USING member_day;
+    END LOOP;
+  END LOOP;
 
   INSERT INTO event_pair_timezones AS t (project_id, timezone)
   SELECT project_id, timezone FROM pair_event_zones WHERE rebuilt OR unrecorded
