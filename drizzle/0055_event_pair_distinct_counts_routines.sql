@@ -41,6 +41,7 @@ DECLARE
   member_values text := (SELECT string_agg(format(', nullif(e.%1$I, '''') COLLATE "C" AS %1$I', d), '')
     FROM unnest(pair_dimensions) d);
   member_keys text := 'project_id, day, name' || (SELECT string_agg(', ' || quote_ident(d), '') FROM unnest(pair_dimensions) d);
+  member record;
   member_day date;
   kind record;
 BEGIN
@@ -108,25 +109,20 @@ BEGIN
   -- their own collation (in "C" the indexes do not apply), and fenced as a lateral subquery, since
   -- the planner, misled by the sessions' estimated spread, hashed all 10 million events instead
   -- (6.8 s a run at 10M, against 0.4 s for the visitors' probes).
-  EXECUTE format('CREATE TEMPORARY TABLE pair_visitors ON COMMIT DROP AS SELECT %1$s, profile_id, bool_and(fresh) AS fresh'
-      ' FROM (SELECT project_id, day, name%2$s, profile_id, true AS fresh FROM pair_events e',
-      member_keys, member_values)
-    || CASE WHEN from_xid = 0 THEN '' ELSE format(' UNION ALL SELECT t.project_id, t.day, e.name COLLATE "C"%s,'
-      ' e.profile_id COLLATE "C", false FROM (SELECT DISTINCT p.project_id, p.profile_id, p.day, z.timezone FROM pair_events p'
-      ' JOIN pair_event_zones z ON z.project_id = p.project_id AND NOT z.rebuilt) t CROSS JOIN LATERAL (SELECT e.*'
-      ' FROM events e WHERE e.project_id = t.project_id COLLATE "default" AND e.profile_id = t.profile_id COLLATE "default"'
-      ' AND e.ingest_xid < %s AND e.created_at >= (t.day::timestamp AT TIME ZONE t.timezone)'
-      ' AND e.created_at < ((t.day + 1)::timestamp AT TIME ZONE t.timezone) OFFSET 0) e', member_values, from_xid) END
-    || format(') m GROUP BY %s, profile_id', member_keys);
-  EXECUTE format('CREATE TEMPORARY TABLE pair_sessions ON COMMIT DROP AS SELECT %1$s, session_id, bool_and(fresh) AS fresh'
-      ' FROM (SELECT project_id, day, name%2$s, session_id, true AS fresh FROM pair_events e',
-      member_keys, member_values)
-    || CASE WHEN from_xid = 0 THEN '' ELSE format(' UNION ALL SELECT t.project_id, t.day, e.name COLLATE "C"%s,'
-      ' e.session_id COLLATE "C", false FROM (SELECT DISTINCT p.project_id, p.session_id, p.day, z.timezone FROM pair_events p'
-      ' JOIN pair_event_zones z ON z.project_id = p.project_id AND NOT z.rebuilt) t CROSS JOIN LATERAL (SELECT e.*'
-      ' FROM events e WHERE e.project_id = t.project_id COLLATE "default" AND e.session_id = t.session_id COLLATE "default"'
-      ' AND e.ingest_xid < %s AND (e.created_at AT TIME ZONE t.timezone)::date = t.day OFFSET 0) e', member_values, from_xid) END
-    || format(') m GROUP BY %s, session_id', member_keys);
+  FOR member IN SELECT * FROM (VALUES ('profile_id', 'pair_visitors'), ('session_id', 'pair_sessions')) AS m(id, members)
+  LOOP
+    EXECUTE format('CREATE TEMPORARY TABLE %1$I ON COMMIT DROP AS SELECT %2$s, %3$I, bool_and(fresh) AS fresh'
+        ' FROM (SELECT project_id, day, name%4$s, %3$I, true AS fresh FROM pair_events e',
+        member.members, member_keys, member.id, member_values)
+      || CASE WHEN from_xid = 0 THEN '' ELSE format(' UNION ALL SELECT t.project_id, t.day, e.name COLLATE "C"%1$s,'
+        ' e.%2$I COLLATE "C", false FROM (SELECT DISTINCT p.project_id, p.%2$I, p.day, z.timezone FROM pair_events p'
+        ' JOIN pair_event_zones z ON z.project_id = p.project_id AND NOT z.rebuilt) t CROSS JOIN LATERAL (SELECT e.*'
+        ' FROM events e WHERE e.project_id = t.project_id COLLATE "default" AND e.%2$I = t.%2$I COLLATE "default"'
+        ' AND e.ingest_xid < %3$s AND e.created_at >= (t.day::timestamp AT TIME ZONE t.timezone)'
+        ' AND e.created_at < ((t.day + 1)::timestamp AT TIME ZONE t.timezone) OFFSET 0) e',
+        member_values, member.id, from_xid) END
+      || format(') m GROUP BY %s, %I', member_keys, member.id);
+  END LOOP;
 
   -- Per row, the members it counts for the first time: those all of whose events of the row's name
   -- and values that day are new. Each such row got its events above, so this only updates. One
@@ -198,9 +194,8 @@ DECLARE
   -- same, and test/node/routines.test.ts holds them equal.
   dimensions text[] := ARRAY['path', 'country', 'device', 'browser', 'os', 'referrer_name', 'referrer_type',
     'utm_source', 'utm_medium', 'utm_campaign'];
-  -- The events' columns with their UTC hour (and instant, visitor and session, for the pairs' local
-  -- days and distinct counts); byte-order
-  -- ("C") keys hash and compare fastest.
+  -- The events' columns with their UTC hour (and the instant, visitor and session, for the day
+  -- rows' local days and distinct counts); byte-order ("C") keys hash and compare fastest.
   columns text := $$e.project_id COLLATE "C" AS project_id, e.name COLLATE "C" AS name, e.created_at,
     date_bin('1 hour', e.created_at, timestamptz '2000-01-01 00:00:00+00') AS hour, e.duration, e.revenue,
     e.profile_id, e.session_id$$

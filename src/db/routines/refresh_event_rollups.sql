@@ -33,9 +33,8 @@ DECLARE
   -- same, and test/node/routines.test.ts holds them equal.
   dimensions text[] := ARRAY['path', 'country', 'device', 'browser', 'os', 'referrer_name', 'referrer_type',
     'utm_source', 'utm_medium', 'utm_campaign'];
-  -- The events' columns with their UTC hour (and instant, visitor and session, for the pairs' local
-  -- days and distinct counts); byte-order
-  -- ("C") keys hash and compare fastest.
+  -- The events' columns with their UTC hour (and the instant, visitor and session, for the day
+  -- rows' local days and distinct counts); byte-order ("C") keys hash and compare fastest.
   columns text := $$e.project_id COLLATE "C" AS project_id, e.name COLLATE "C" AS name, e.created_at,
     date_bin('1 hour', e.created_at, timestamptz '2000-01-01 00:00:00+00') AS hour, e.duration, e.revenue,
     e.profile_id, e.session_id$$

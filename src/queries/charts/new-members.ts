@@ -16,13 +16,17 @@ import { newSeriesEvents, sameAmounts, unitColumns } from "./units";
  * found through the events' (project, profile, time) index, a session's through (project, session).
  */
 
-/** The segments the day rows count distinct members for, and the member's column. */
-export const DISTINCT_MEMBERS = { user: events.profileId, session: events.sessionId } as const;
-export type DistinctSegment = keyof typeof DISTINCT_MEMBERS;
+/** The segments the day rows count distinct members for: visitors and sessions. */
+export type DistinctSegment = "user" | "session";
 
-export const isDistinctSegment = (segment: string): segment is DistinctSegment => segment in DISTINCT_MEMBERS;
+export const isDistinctSegment = (segment: string): segment is DistinctSegment =>
+  segment === "user" || segment === "session";
 
 const earlier = alias(events, "earlier");
+
+/** A segment's member column: the visitor's profile id, or the session id. */
+const memberOf = (segment: DistinctSegment, table: typeof events | typeof earlier) =>
+  segment === "user" ? table.profileId : table.sessionId;
 
 /**
  * The new members as units of one, each at its first new event of the day: `columns` are the
@@ -35,8 +39,7 @@ export function newMemberUnits(
   timeZone: string,
   watermark: number,
 ) {
-  const member = DISTINCT_MEMBERS[query.segment];
-  const earlierMember = query.segment === "user" ? earlier.profileId : earlier.sessionId;
+  const member = memberOf(query.segment, events);
   // The local midnight that starts the event's day, and the next one, as instants.
   const localDay = sql`date_trunc('day', ${events.createdAt} at time zone ${timeZone})`;
   const dayStart = sql`(${localDay} at time zone ${timeZone})`;
@@ -51,7 +54,7 @@ export function newMemberUnits(
     .where(
       and(
         eq(earlier.projectId, events.projectId),
-        eq(earlierMember, member),
+        eq(memberOf(query.segment, earlier), member),
         lt(earlier.ingestXid, watermark),
         gte(earlier.createdAt, dayStart),
         lt(earlier.createdAt, dayEnd),

@@ -22,9 +22,10 @@ import { newSeriesEvents, sameAmounts, seriesRange, unitColumns } from "./units"
 /**
  * The rollup path of the chart queries: the same numbers as the exact path (exact.ts), read from
  * the event rollups that `refresh_derived()` maintains (src/db/routines/refresh_event_rollups.sql:
- * rows per hour and value of one column; refresh_event_pair_rollups.sql: per local day and pair of
- * values of two) plus the events that arrived since its last run, which it has not folded in yet. The rollups hold exactly the events below the watermark, so the sum is exact at
- * any moment.
+ * rows per hour and value of one column; refresh_event_pair_rollups.sql: rows per local day and
+ * pair of values, value of one column or event name, with their distinct visitors and sessions)
+ * plus the events that arrived since its last run, which it has not folded in yet. The rollups
+ * hold exactly the events below the watermark, so the sum is exact at any moment.
  */
 
 /** The columns the event rollups carry a row per value of; `name` is part of every row. */
@@ -144,7 +145,7 @@ export async function eventRollupsWatermark(db: Database): Promise<number> {
   return Number(row?.xid ?? 0);
 }
 
-/** The rows that answer a covered series, and for a pair's rows the zone of their days. */
+/** The rows that answer a covered series, and for the day rows the zone of their days. */
 export interface ChartRollupSource {
   rows: RollupRows;
   timeZone?: string;

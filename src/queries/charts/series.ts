@@ -15,7 +15,7 @@ import { chartRollupSource, rolledUpBucketValues } from "./rollups";
 
 /**
  * The ranked groups of one series, both periods, in one round trip (two on the rollup path: the
- * watermark first, and three for a pair's rows, whose zone is read before that).
+ * watermark first, and three for the day rows, whose zone is read before that).
  */
 export async function chartSeries(db: Database, query: ChartSeriesQuery): Promise<ChartSeriesResult> {
   const { current, previous } = query;
