@@ -241,6 +241,7 @@ async function main(): Promise<void> {
       progress,
     );
     results.reused = prepared.reused;
+    results.settleSeconds = prepared.settleSeconds;
     results.marker = prepared.marker;
     results.data = await readDataFacts(url, BENCH_PROJECT);
     const dataEnd = results.data.last;

@@ -231,7 +231,11 @@ export function renderReport(results: BenchResults): string {
   lines.push("");
   const m = results.machine;
   if (m) {
-    lines.push(`- Machine: ${m.cpus} vCPUs (${m.cpuModel}), ${m.memoryGiB} GiB RAM`);
+    const probe =
+      m.cpuProbeSeconds === undefined
+        ? ""
+        : `; CPU probe (\`node -e\` of 3·10^8 additions in a top-level loop, best of 3) ${m.cpuProbeSeconds} s, 1.24 s on a fast day of this machine`;
+    lines.push(`- Machine: ${m.cpus} vCPUs (${m.cpuModel}), ${m.memoryGiB} GiB RAM${probe}`);
     lines.push(
       `- Node ${m.node}, PostgreSQL ${m.postgres} (${m.postgresSettings})` +
         `${results.wrangler ? `, wrangler ${results.wrangler}` : ""}`,
@@ -254,6 +258,12 @@ export function renderReport(results: BenchResults): string {
       `- Loaded ${results.marker.loadedAt} in ${results.marker.loadSeconds} s; ` +
         `traffic ends ${results.marker.now}; ${fmtInt(results.marker.sessions)} sessions, ` +
         `${fmtInt(results.marker.profiles)} profiles in all projects`,
+    );
+  }
+  if (results.settleSeconds !== undefined) {
+    lines.push(
+      `- Settled before measuring: \`VACUUM (ANALYZE)\` of the database (what autovacuum does within ` +
+        `minutes of a load or a migration) in ${results.settleSeconds} s`,
     );
   }
   const d = results.data;

@@ -79,6 +79,8 @@ export interface BenchResults {
   };
   database: string;
   reused?: boolean;
+  /** Seconds of the VACUUM (ANALYZE) before measuring. */
+  settleSeconds?: number;
   marker?: DataSetMarker;
   data?: DataFacts;
   machine?: MachineFacts;
