@@ -33,8 +33,9 @@ export const sessionDayBits = pgTable(
   (t) => [
     // Reads by (project, dimension, values, days), like the rollups.
     index("session_day_bits_read_idx").on(t.projectId, t.dimension, t.name, t.day),
-    // A refresh deletes a touched day's strings.
-    index("session_day_bits_day_idx").on(t.projectId, t.day),
+    // A refresh deletes a touched day's strings; a breakdown under two filters reads each day's
+    // strings of one dimension (through the index above, each day walked every value's days).
+    index("session_day_bits_day_idx").on(t.projectId, t.day, t.dimension),
   ],
 );
 

@@ -37,6 +37,15 @@ function maskedSums(scope: SessionScope, day: SQL, matched: SQL): SQL {
 }
 
 /**
+ * The row aliased `a` has the value of the row aliased `b`: a hashable key (the strings hold no
+ * empty text, which the routine stores as not set, so "" cannot meet NULL here).
+ */
+function sameValue(a: string, b: string): SQL {
+  const [x, y] = [sql.raw(a), sql.raw(b)];
+  return sql`coalesce(${x}.name, '') = coalesce(${y}.name, '') and coalesce(${x}.prefix, '') = coalesce(${y}.prefix, '')`;
+}
+
+/**
  * The matching sessions of each whole day of the window as session rollup rows (no value:
  * `name` and `prefix` null), with the day as `unit`: what the rollup path of `/metrics` sums.
  */
@@ -53,6 +62,10 @@ export function maskedDayRows(scope: SessionScope, filters: readonly BitStringFi
  * only: the values are ranked by their matching sessions first (one AND and count per day and
  * value), and only the page's values, one more than the page, are summed from the slices. The
  * caller ranks these rows again (they are already the page) with offset 0.
+ *
+ * The strings are read once, a day's strings of the dimension through the day index: the counted
+ * rows keep them for the page's values (found again by index, each value's days cost as much as
+ * the count), and the slices are joined to the page's strings in one pass (one row per value).
  */
 export function maskedBreakdownRows(
   scope: SessionScope,
@@ -63,11 +76,13 @@ export function maskedBreakdownRows(
   const v = sessionDayBits;
   const values = sql`${v.projectId} = ${scope.projectId} and ${v.dimension} = ${dimension}`;
   const count = sql`sum(sessions)`;
+  const weight = (measure: string) => sql`coalesce(sum(w.weight) filter (where w.measure = ${measure}), 0)`;
   return sql`(
     with masks as materialized (${dayMasks(scope, filters, scope.window)}),
     -- Materialized: flattened into the ranking, its strings would be sorted before they are counted.
     counted as materialized (
-      select ${v.name} as name, ${v.prefix} as prefix, bit_count(m.mask & ${v.sessions}) as sessions
+      select ${v.name} as name, ${v.prefix} as prefix, m.day, ${v.sessions} as strings,
+        bit_count(m.mask & ${v.sessions}) as sessions
       from masks m join ${v} on ${values} and ${v.day} = m.day
     ),
     ranked as materialized (
@@ -77,13 +92,24 @@ export function maskedBreakdownRows(
       limit ${page.limit + 1} offset ${page.offset}
     ),
     hits as materialized (
-      select r.name, r.prefix, m.day, m.mask & ${v.sessions} as hit
+      select r.name, r.prefix, m.day, m.mask & c.strings as hit
       from ranked r
-      join ${v} on ${values} and ${v.name} is not distinct from r.name and ${v.prefix} is not distinct from r.prefix
-      join masks m on m.day = ${v.day}
+      join counted c on ${sameValue("c", "r")}
+      join masks m on m.day = c.day
+    ),
+    weights as (
+      select h.name, h.prefix, s.measure, ${slicedSum(sql`h.hit`, sql`s.slice`, sql`s.sessions`)} as weight
+      from hits h join ${sessionDaySlices} s on s.project_id = ${scope.projectId} and s.day = h.day
+      group by h.name, h.prefix, s.measure
+    ),
+    per_value as (
+      select name, prefix, sum(bit_count(hit)) as sessions from hits group by name, prefix
     )
-    select h.name, h.prefix, bit_count(h.hit) as sessions, sums.*
-    from hits h cross join lateral ${maskedSums(scope, sql`h.day`, sql`h.hit`)} as sums
+    select p.name, p.prefix, p.sessions, ${weight("bounce")} as bounces, ${weight("screen_views")} as screen_views,
+      ${weight("duration_ms")} as duration_ms, ${weight("timed")} as timed_sessions,
+      ${weight("revenue")} - ${weight("refunds")} as revenue
+    from per_value p left join weights w on ${sameValue("w", "p")}
+    group by p.name, p.prefix, p.sessions
   ) as rows`;
 }
 
