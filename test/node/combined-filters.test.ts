@@ -473,3 +473,62 @@ describe("visitors whose sessions of a day match the filters only between them",
     expect(listed.rows).toHaveLength(4);
   });
 });
+
+describe("a breakdown counts first the values with the most sessions, and still finds a small one", () => {
+  const skewed = uniqueId("combined-skewed");
+  // Ten large cities of 30 sessions in Norway, three of them with one or two sessions on a phone;
+  // "Zed" has 12 sessions in all, every one on a phone. (All in one country: a city's rows are
+  // per city and country.)
+  const LARGE = ["Atlanta", "Bergen", "Cairo", "Dakar", "Essen", "Fes", "Graz", "Hue", "Ica", "Jena"];
+  const MATCHED: Record<string, number> = { Atlanta: 2, Bergen: 2, Cairo: 1 };
+  const sessions: Array<{ city: string; matches: boolean }> = [
+    ...LARGE.flatMap((city) =>
+      Array.from({ length: 30 }, (_, index) => ({ city, matches: index < (MATCHED[city] ?? 0) })),
+    ),
+    ...Array.from({ length: 12 }, () => ({ city: "Zed", matches: true })),
+  ];
+
+  beforeAll(async () => {
+    const organizationId = await createOrganization(database.db);
+    await database.db.insert(projects).values({ id: skewed, organizationId, name: skewed });
+    await insertEvents(
+      database.db,
+      sessions.map(({ city, matches }, index) => ({
+        projectId: skewed,
+        sessionId: `s${index}`,
+        profileId: `v${index}`,
+        createdAt: new Date(FROM + 3_600_000 + index * 1_000),
+        city,
+        country: "NO",
+        device: matches ? "mobile" : "desktop",
+      })),
+    );
+  }, 60_000);
+
+  it("a city of few sessions that all match ranks first, above the largest cities", async () => {
+    // One row and one more: the eight values of the largest bounds (four per row needed) are
+    // counted first, where Atlanta and Bergen match 2 each; another value is counted only with a
+    // bound of 2 or more, which Zed (12) has.
+    const combined: SessionScope = {
+      projectId: skewed,
+      window: { start: FROM, end: FROM + DAY },
+      filters: parse([is("country", "is", ["NO"]), is("device", "is", ["mobile"])]),
+      rollups: true,
+      projectTimezone: "UTC",
+    };
+    expect(await bitStringsCover(database.db, combined, [])).toBe(true);
+    for (const page of [
+      { offset: 0, limit: 1 },
+      { offset: 1, limit: 2 },
+    ]) {
+      const answered = await sessionBreakdown(database.db, combined, "city", page);
+      const exact = await sessionBreakdown(database.db, { ...combined, rollups: false }, "city", page);
+      expect(answered).toEqual(exact);
+    }
+    const first = await sessionBreakdown(database.db, combined, "city", { offset: 0, limit: 1 });
+    expect(first.map(({ name, sessions }) => ({ name, sessions }))).toEqual([
+      { name: "Zed", sessions: 12 },
+      { name: "Atlanta", sessions: 2 },
+    ]);
+  });
+});

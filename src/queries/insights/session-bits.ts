@@ -1,6 +1,6 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
-import { sessionDayBits, sessionDaySlices } from "../../db/schema";
+import { sessionDayBits, sessionDayRollups, sessionDaySlices } from "../../db/schema";
 import type { BreakdownDimension } from "../../lib/dimensions";
 import { rankOrder } from "../sql-helpers";
 import { combinedVisitors } from "./combined-visitors";
@@ -60,14 +60,27 @@ export function maskedDayRows(scope: SessionScope, filters: readonly BitStringFi
 }
 
 /**
+ * How many values are counted first, per value the page needs (its offset, its rows and one more):
+ * enough that the page's last count among them is close to the true one even when the filters
+ * favour values that are not the largest overall (a country filter under a city breakdown).
+ */
+const FIRST_COUNTED_PER_NEEDED = 4;
+
+/**
  * A breakdown of the matching sessions by `dimension`, as session rollup rows of the page's values
  * only: the values are ranked by their matching sessions first (one AND and count per day and
  * value), and only the page's values, one more than the page, are summed from the slices. The
  * caller ranks these rows again (they are already the page) with offset 0.
  *
+ * Not every value is counted. A value matches no more sessions than it has in the window (its
+ * bound, from the day rollups). The values of the largest bounds are counted first; among them,
+ * the count at the page's last place (offset + limit + 1) is at most the true one there, so a
+ * value whose bound is below it cannot reach the page and its strings are never ANDed. A
+ * dimension of thousands of values (cities) counts tens of them, not all.
+ *
  * Each string is read once per request where it can be: a day's strings of the dimension are one
- * range of the day index, counted, then read again only for the page's values; each day's slices
- * are detoasted once into arrays that the page's values walk.
+ * range of the day index, then read again only for the page's values; each day's slices are
+ * detoasted once into arrays that the page's values walk.
  */
 export function maskedBreakdownRows(
   scope: SessionScope,
@@ -77,14 +90,42 @@ export function maskedBreakdownRows(
 ): SQL {
   const v = sessionDayBits;
   const s = sessionDaySlices;
+  const r = sessionDayRollups;
   const count = sql`sum(sessions)`;
   const weight = (measure: string) => sql`coalesce(sum(w.weight) filter (where w.measure = ${measure}), 0)`;
+  const needed = page.offset + page.limit + 1;
+  const firstCounted = needed * FIRST_COUNTED_PER_NEEDED;
+  // The matching sessions per day of the values of `bounds` that `which` keeps: a day's strings of
+  // the dimension are one range of the day index, and only the kept values' are ANDed.
+  const countedOf = (which: SQL) => sql`
+      select ${v.name} as name, ${v.prefix} as prefix, bit_count(m.mask & ${v.sessions}) as sessions
+      from masks m
+      join ${v} on ${v.projectId} = ${scope.projectId} and ${v.day} = m.day and ${v.dimension} = ${dimension}
+      join bounds b on ${sameValue(v, "b")} and ${which}`;
   return sql`(
     with masks as materialized (${dayMasks(scope, filters, scope.window)}),
+    -- No value matches more sessions than it has in the window (the day rollups, no string read).
+    bounds as materialized (
+      select name, prefix, bound, row_number() over (order by bound desc, name collate "C", prefix collate "C") as place
+      from (
+        select ${r.name} as name, ${r.prefix} as prefix, sum(${r.sessions}) as bound from ${r}
+        where ${r.projectId} = ${scope.projectId} and ${r.dimension} = ${dimension}
+          and ${r.day} >= ${new Date(scope.window.start)} and ${r.day} < ${new Date(scope.window.end)}
+        group by ${r.name}, ${r.prefix}
+      ) as per_value
+    ),
     -- Materialized: flattened into the ranking, its strings would be sorted before they are counted.
+    counted_first as materialized (${countedOf(sql`b.place <= ${firstCounted}`)}),
+    -- The count the page's last value has at least: the page's place among the values counted first.
+    least_needed as materialized (
+      select coalesce((select sessions from (
+        select sum(sessions) as sessions from counted_first group by name, prefix
+      ) as per_value order by sessions desc limit 1 offset ${needed - 1}), 0) as sessions
+    ),
     counted as materialized (
-      select ${v.name} as name, ${v.prefix} as prefix, bit_count(m.mask & ${v.sessions}) as sessions
-      from masks m join ${v} on ${v.projectId} = ${scope.projectId} and ${v.day} = m.day and ${v.dimension} = ${dimension}
+      select * from counted_first
+      union all
+      ${countedOf(sql`b.place > ${firstCounted} and b.bound >= (select sessions from least_needed)`)}
     ),
     ranked as materialized (
       select name, prefix, ${count} as sessions from counted
