@@ -6,7 +6,7 @@ import { rankOrder } from "../sql-helpers";
 import { combinedVisitors } from "./combined-visitors";
 import type { BitStringFilter, MetricsAnswer, Page, SessionScope } from "./model";
 import { summedSessionMetrics, withVisitors } from "./rollups";
-import { dayMasks, slicedSum } from "./session-masks";
+import { dayMasks, slicedSum, sliceWeight } from "./session-masks";
 
 /**
  * Two or three filters at once, from the bit strings per project day over the day's sessions
@@ -116,7 +116,7 @@ export function maskedBreakdownRows(
     ),
     -- Materialized: flattened into the ranking, its strings would be sorted before they are counted.
     counted_first as materialized (${countedOf(sql`b.place <= ${firstCounted}`)}),
-    -- The count the page's last value has at least: the page's place among the values counted first.
+    -- At most the count at the page's last place: that place among the values counted first.
     least_needed as materialized (
       select coalesce((select sessions from (
         select sum(sessions) as sessions from counted_first group by name, prefix
@@ -144,7 +144,7 @@ export function maskedBreakdownRows(
         from ${s} where ${s.projectId} = ${scope.projectId} and ${s.day} = m.day
       ) as day_slices
       cross join lateral (
-        select h.name, h.prefix, u.measure, bit_count(h.hit & u.strings)::numeric * (1::bigint << u.slice) as weight
+        select h.name, h.prefix, u.measure, ${sliceWeight(sql`h.hit`, sql`u.slice`, sql`u.strings`)} as weight
         from (
           select ${v.name} as name, ${v.prefix} as prefix, m.mask & ${v.sessions} as hit
           from ${v} join ranked r on ${sameValue(v, "r")}

@@ -69,9 +69,14 @@ export function dayVisitors(
 }
 
 /**
- * The summed weight of one measure's slices over the sessions in `matched`: 2^slice per matching
- * session with bit `slice` set (numeric, as a slice of revenue may reach bit 62).
+ * The weight of one slice over the sessions in `matched`: 2^slice per matching session with bit
+ * `slice` set (numeric, as a slice of revenue may reach bit 62).
  */
+export function sliceWeight(matched: SQL, slice: SQL | AnyColumn, strings: SQL | AnyColumn): SQL {
+  return sql`bit_count(${matched} & ${strings})::numeric * (1::bigint << ${slice})`;
+}
+
+/** The summed weight of one measure's slices over the sessions in `matched`. */
 export function slicedSum(matched: SQL, slice: SQL | AnyColumn, strings: SQL | AnyColumn): SQL {
-  return sql`sum(bit_count(${matched} & ${strings})::numeric * (1::bigint << ${slice}))`;
+  return sql`sum(${sliceWeight(matched, slice, strings)})`;
 }
