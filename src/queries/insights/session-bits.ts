@@ -96,12 +96,15 @@ export function maskedBreakdownRows(
   const needed = page.offset + page.limit + 1;
   const firstCounted = needed * FIRST_COUNTED_PER_NEEDED;
   // The matching sessions per day of the values of `bounds` that `which` keeps: a day's strings of
-  // the dimension are one range of the day index, and only the kept values' are ANDed.
+  // the dimension are one range of the day index, and only the kept values' are ANDed. The test is
+  // a hashed subplan (kept from being pulled up into a join by the coalesce): as a join, Postgres
+  // hashed the strings instead of the values (35 ms more at 90 days).
   const countedOf = (which: SQL) => sql`
       select ${v.name} as name, ${v.prefix} as prefix, bit_count(m.mask & ${v.sessions}) as sessions
       from masks m
       join ${v} on ${v.projectId} = ${scope.projectId} and ${v.day} = m.day and ${v.dimension} = ${dimension}
-      join bounds b on ${sameValue(v, "b")} and ${which}`;
+      where coalesce((coalesce(${v.name}, ''), coalesce(${v.prefix}, '')) in (
+        select coalesce(b.name, ''), coalesce(b.prefix, '') from bounds b where ${which}), false)`;
   return sql`(
     with masks as materialized (${dayMasks(scope, filters, scope.window)}),
     -- No value matches more sessions than it has in the window (the day rollups, no string read).
