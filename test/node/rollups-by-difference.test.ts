@@ -17,10 +17,12 @@ import { startOfLocalDay } from "../../src/lib/timezone";
 import { createOrganization, createProject, type EventInput, insertEvents } from "../support/factories";
 import { testDatabase } from "../support/node/database";
 import {
+  dayNumberProblems,
   expectedBitStrings,
   expectedPageStrings,
   expectedVisitorSets,
   storedBitStrings,
+  storedDayNumbers,
   storedPageStrings,
   storedVisitorSets,
 } from "../support/node/session-bits";
@@ -360,7 +362,8 @@ async function expectExact(projectId: string, timezone = "UTC"): Promise<void> {
     hours: await expectedPageUnits(projectId, HOURS),
     days: await expectedPageUnits(projectId, localDay),
   });
-  // The bit strings per day over sessions, rebuilt for each touched day.
+  // The bit strings per day over sessions, over the numbers each session keeps in its day.
+  expect(await dayNumberProblems(database.db, projectId, timezone)).toEqual([]);
   const bits = await expectedBitStrings(database.db, projectId, timezone);
   expect(bits.values.size).toBeGreaterThan(0);
   expect(await storedBitStrings(database.db, projectId)).toEqual(bits);
@@ -465,6 +468,36 @@ describe("rollups maintained by difference", () => {
       timedSessions: 1,
       revenue: 990,
     });
+  });
+
+  it("keep each session's number in its day while later runs bring earlier sessions and more events", async () => {
+    const id = await project();
+    const all = traffic(id);
+    const sessionIds = [...new Set(all.map((event) => event.sessionId))];
+    const first = new Set(sessionIds.filter((_, index) => index % 2 === 0));
+    // The first run: half the sessions, each without its last event.
+    const lastEvent = new Map(all.map((event) => [event.sessionId, event]));
+    const firstRun = all.filter(
+      (event) => first.has(event.sessionId) && lastEvent.get(event.sessionId) !== event,
+    );
+    await insertEvents(database.db, firstRun);
+    const before = (await storedDayNumbers(database.db, id)).ordinalOf;
+    expect(before.size).toBe(new Set(firstRun.map((event) => event.sessionId)).size);
+    // The second: the other half (many of them earlier in their day) and the last events.
+    await insertEvents(
+      database.db,
+      all.filter((event) => !first.has(event.sessionId) || lastEvent.get(event.sessionId) === event),
+    );
+    const after = (await storedDayNumbers(database.db, id)).ordinalOf;
+    expect(after.size).toBe(sessionIds.length);
+    const highestBefore = new Map<number, number>();
+    for (const { day, ordinal } of before.values())
+      highestBefore.set(day, Math.max(ordinal, highestBefore.get(day) ?? -1));
+    for (const [sessionId, number] of after) {
+      if (before.has(sessionId)) expect(number).toEqual(before.get(sessionId));
+      else expect(number.ordinal).toBeGreaterThan(highestBefore.get(number.day) ?? -1);
+    }
+    await expectExact(id);
   });
 
   it("follow the project's timezone when it changes", async () => {

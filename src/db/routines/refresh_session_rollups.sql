@@ -194,7 +194,7 @@ BEGIN
     ANALYZE session_rollups, session_day_rollups, page_rollups, page_day_rollups, visitor_sketches,
       visitor_day_sketches, visitor_dimension_sketches, session_pair_rollups, page_dimension_rollups,
       entry_exit_rollups, entry_exit_day_rollups, session_day_bits, session_day_slices, page_day_bits,
-      page_day_slices, visitor_ordinals, visitor_day_bits, visitor_day_mixed;
+      page_day_slices, visitor_ordinals, visitor_day_bits, visitor_day_mixed, session_day_ordinals;
   END IF;
   INSERT INTO rollup_timezones (project_id, timezone)
   SELECT id, coalesce(timezone, 'UTC') FROM projects

@@ -10,11 +10,32 @@ const bitVarying = customType<{ data: string }>({ dataType: () => "bit varying" 
 
 // ---------------------------------------------------------------------------------------------
 // Bit strings per project day over the day's sessions, built by refresh_session_bits
-// (src/db/routines/refresh_session_bits.sql). A day's sessions are numbered 0… in start order
-// (their day ordinal); every string of a day has one bit per session (rounded up to whole bytes),
+// (src/db/routines/refresh_session_bits.sql). A day's sessions are numbered 0… (their day
+// ordinal, session_day_ordinals); every string of a day has one bit per number (rounded up to whole bytes),
 // so the strings of a day combine with `&` and `|` and count with `bit_count`. They answer two or
 // three filters at once (docs/design/filtered-dashboards.md): the AND of the filters' strings is
 // the day's matching sessions, and the bit slices below turn it into sums.
+
+/**
+ * Each session's place in the strings of its day: its project day and its number there (its day
+ * ordinal). A full build numbers a day's sessions in start order; the refresh then gives each new
+ * session (or one a late earlier event moved to another day) the next number of its day and never
+ * renumbers the others, so a refresh rewrites the bits of the sessions it touched, not the day.
+ */
+export const sessionDayOrdinals = pgTable(
+  "session_day_ordinals",
+  {
+    projectId: text("project_id").notNull(),
+    sessionId: text("session_id").notNull(),
+    day: unitStart("day"),
+    ordinal: integer("ordinal").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.projectId, t.sessionId] }),
+    // A day's last number, and no number twice.
+    unique("session_day_ordinals_ordinal_key").on(t.projectId, t.day, t.ordinal),
+  ],
+);
 
 /**
  * Per (project day, breakdown dimension, value): the day's sessions with that value (`name` null =

@@ -25,9 +25,9 @@ const MEASURES: Array<[string, (row: SessionRow) => bigint]> = [
 const max0 = (value: bigint) => (value > 0n ? value : 0n);
 const notSet = (value: unknown) => (value === null || value === "" ? null : String(value));
 
-/** A string of `size` bits rounded up to whole bytes, with the bits of `ordinals` set. */
-function bitText(ordinals: readonly number[], size: number): string {
-  const bits = Array.from({ length: Math.ceil(size / 8) * 8 }, () => "0");
+/** A string of `width` bits with the bits of `ordinals` set. */
+function bitText(ordinals: readonly number[], width: number): string {
+  const bits = Array.from({ length: width }, () => "0");
   for (const ordinal of ordinals) bits[ordinal] = "1";
   return bits.join("");
 }
@@ -69,16 +69,86 @@ async function sessionsByDay(db: Database, projectId: string, timezone: string) 
   return { rows, held };
 }
 
-/** Each local day's sessions in the order they are numbered: start, then id in byte order. */
-function numberedDays(dated: ReadonlyArray<{ row: SessionRow; day: number }>): Map<number, SessionRow[]> {
-  const days = new Map<number, SessionRow[]>();
-  for (const { row, day } of dated) days.set(day, [...(days.get(day) ?? []), row]);
-  for (const rows of days.values())
-    rows.sort(
-      (a, b) =>
-        new Date(String(a.started_at)).getTime() - new Date(String(b.started_at)).getTime() ||
-        Buffer.compare(Buffer.from(String(a.id)), Buffer.from(String(b.id))),
-    );
+/**
+ * The numbers the strings give a project's sessions (session_day_ordinals): each session's day and
+ * ordinal, and each day's string width, read from its stored strings (every string of a day has
+ * the same width; a day without one gets its highest number plus one, rounded up to whole bytes).
+ */
+export async function storedDayNumbers(db: Database, projectId: string) {
+  const numbers = await db.execute<{ session_id: string; day: string; ordinal: number }>(
+    sql`select session_id, day, ordinal from session_day_ordinals where project_id = ${projectId}`,
+  );
+  const widths = await db.execute<{ day: string; width: number }>(sql`
+    select distinct day, length(sessions) as width from (
+      select day, sessions from session_day_bits where project_id = ${projectId}
+      union all select day, sessions from session_day_slices where project_id = ${projectId}
+      union all select day, sessions from page_day_bits where project_id = ${projectId}
+      union all select day, sessions from page_day_slices where project_id = ${projectId}
+    ) as strings`);
+  const ordinalOf = new Map(
+    numbers.rows.map((row) => [
+      row.session_id,
+      { day: new Date(row.day).getTime(), ordinal: Number(row.ordinal) },
+    ]),
+  );
+  const widthOf = new Map<number, number[]>();
+  for (const row of widths.rows) {
+    const day = new Date(row.day).getTime();
+    widthOf.set(day, [...(widthOf.get(day) ?? []), Number(row.width)]);
+  }
+  return { ordinalOf, widthOf };
+}
+
+/**
+ * What is wrong with the numbers of a project's sessions, as messages (none when right): each
+ * session has one number, in its local day, no two sessions of a day share one, and every string
+ * of a day has one width, with a bit for each number.
+ */
+export async function dayNumberProblems(
+  db: Database,
+  projectId: string,
+  timezone: string,
+): Promise<string[]> {
+  const { rows: dated } = await sessionsByDay(db, projectId, timezone);
+  const { ordinalOf, widthOf } = await storedDayNumbers(db, projectId);
+  const problems: string[] = [];
+  if (ordinalOf.size !== dated.length)
+    problems.push(`${ordinalOf.size} numbers for ${dated.length} sessions`);
+  const taken = new Set<string>();
+  for (const { row, day } of dated) {
+    const number = ordinalOf.get(String(row.id));
+    if (number === undefined || number.day !== day) {
+      problems.push(`session ${row.id} is numbered in ${number?.day} rather than ${day}`);
+      continue;
+    }
+    const place = JSON.stringify([day, number.ordinal]);
+    if (taken.has(place)) problems.push(`two sessions are number ${number.ordinal} of ${day}`);
+    taken.add(place);
+    const widths = widthOf.get(day) ?? [];
+    if (widths.length > 1) problems.push(`the strings of ${day} are ${widths.join(" and ")} bits long`);
+    if (widths.length === 1 && (widths[0] ?? 0) <= number.ordinal)
+      problems.push(`no bit of ${day} for ${number.ordinal}`);
+  }
+  return [...new Set(problems)];
+}
+
+/** Each local day's sessions, each with the number the strings give it, and the day's string width. */
+async function numberedDays(
+  db: Database,
+  projectId: string,
+  dated: ReadonlyArray<{ row: SessionRow; day: number }>,
+) {
+  const { ordinalOf, widthOf } = await storedDayNumbers(db, projectId);
+  const days = new Map<number, { sessions: Array<{ row: SessionRow; ordinal: number }>; width: number }>();
+  for (const { row, day } of dated) {
+    const entry = days.get(day) ?? { sessions: [], width: 0 };
+    entry.sessions.push({ row, ordinal: ordinalOf.get(String(row.id))?.ordinal ?? -1 });
+    days.set(day, entry);
+  }
+  for (const [day, entry] of days) {
+    const highest = Math.max(...entry.sessions.map((session) => session.ordinal));
+    entry.width = widthOf.get(day)?.[0] ?? Math.ceil((highest + 1) / 8) * 8;
+  }
   return days;
 }
 
@@ -87,15 +157,15 @@ function eachSetBit(value: bigint, set: (slice: number) => void): void {
   for (let slice = 0; value >> BigInt(slice) > 0n; slice++) if ((value >> BigInt(slice)) & 1n) set(slice);
 }
 
-/** What the strings of a project must be: its sessions numbered per local day in start order, then id. */
+/** What the strings of a project must be, over the numbers its sessions have in their local day. */
 export async function expectedBitStrings(db: Database, projectId: string, timezone: string) {
   const { rows: dated, held } = await sessionsByDay(db, projectId, timezone);
   const values = new Map<string, string>();
   const slices = new Map<string, string>();
-  for (const [day, ordered] of numberedDays(dated)) {
+  for (const [day, { sessions: numbered, width }] of await numberedDays(db, projectId, dated)) {
     const valueGroups = new Map<string, number[]>();
     const sliceGroups = new Map<string, number[]>();
-    ordered.forEach((row, ordinal) => {
+    for (const { row, ordinal } of numbered) {
       for (const dimension of BREAKDOWN_DIMENSIONS) {
         const prefixedBy = DIMENSION_PREFIXES[dimension];
         const prefix = prefixedBy ? notSet(row[prefixedBy]) : null;
@@ -109,9 +179,9 @@ export async function expectedBitStrings(db: Database, projectId: string, timezo
           add(sliceGroups, JSON.stringify([day, measure, slice]), ordinal),
         );
       }
-    });
-    for (const [key, ordinals] of valueGroups) values.set(key, bitText(ordinals, ordered.length));
-    for (const [key, ordinals] of sliceGroups) slices.set(key, bitText(ordinals, ordered.length));
+    }
+    for (const [key, ordinals] of valueGroups) values.set(key, bitText(ordinals, width));
+    for (const [key, ordinals] of sliceGroups) slices.set(key, bitText(ordinals, width));
   }
   return { values, slices };
 }
@@ -157,10 +227,8 @@ const PAGE_MEASURES: Array<[string, (page: SessionRow) => bigint]> = [
 export async function expectedPageStrings(db: Database, projectId: string, timezone: string) {
   const { rows: dated } = await sessionsByDay(db, projectId, timezone);
   const numbered = new Map<string, { day: number; ordinal: number; size: number }>();
-  for (const [day, rows] of numberedDays(dated))
-    rows.forEach((row, ordinal) => {
-      numbered.set(String(row.id), { day, ordinal, size: rows.length });
-    });
+  for (const [day, { sessions, width }] of await numberedDays(db, projectId, dated))
+    for (const { row, ordinal } of sessions) numbered.set(String(row.id), { day, ordinal, size: width });
   const pages = await db.execute<SessionRow>(
     sql`select * from session_pages where project_id = ${projectId} and views > 0`,
   );
@@ -214,7 +282,7 @@ export async function expectedVisitorSets(db: Database, projectId: string, timez
   const values = new Map<string, Set<string>>();
   const seen = new Map<string, Set<string | null>>();
   // Per (day, visitor): its sessions, and per path or name how many of them hold it.
-  const sessionsOf = new Map<string, number>();
+  const sessionsOf = new Map<string, string[]>();
   const holding = new Map<string, number>();
   for (const { row, day } of dated) {
     const profile = String(row.profile_id);
@@ -225,7 +293,7 @@ export async function expectedVisitorSets(db: Database, projectId: string, timez
       seen.set(visitorDay, (seen.get(visitorDay) ?? new Set()).add(notSet(row[dimension])));
     }
     const visitorDay = JSON.stringify([day, profile]);
-    sessionsOf.set(visitorDay, (sessionsOf.get(visitorDay) ?? 0) + 1);
+    sessionsOf.set(visitorDay, [...(sessionsOf.get(visitorDay) ?? []), String(row.id)]);
     for (const [dimension, name] of held.get(String(row.id)) ?? []) {
       const key = JSON.stringify([day, dimension, name]);
       values.set(key, (values.get(key) ?? new Set()).add(profile));
@@ -233,18 +301,21 @@ export async function expectedVisitorSets(db: Database, projectId: string, timez
       holding.set(value, (holding.get(value) ?? 0) + 1);
     }
   }
+  // A listed visitor as its profile and its sessions of the day.
+  const listed = (day: number, profile: string) =>
+    `${profile}: ${[...(sessionsOf.get(JSON.stringify([day, profile])) ?? [])].sort().join(" ")}`;
   const mixed = new Map<string, Set<string>>();
   for (const [value, count] of holding) {
     const [day, profile, dimension] = JSON.parse(value) as [number, string, string];
-    if (count === sessionsOf.get(JSON.stringify([day, profile]))) continue;
+    if (count === sessionsOf.get(JSON.stringify([day, profile]))?.length) continue;
     const key = JSON.stringify([day, dimension]);
-    mixed.set(key, (mixed.get(key) ?? new Set()).add(profile));
+    mixed.set(key, (mixed.get(key) ?? new Set()).add(listed(day, profile)));
   }
   for (const [visitorDay, names] of seen) {
     if (names.size < 2) continue;
     const [day, dimension, profile] = JSON.parse(visitorDay) as [number, string, string];
     const key = JSON.stringify([day, dimension]);
-    mixed.set(key, (mixed.get(key) ?? new Set()).add(profile));
+    mixed.set(key, (mixed.get(key) ?? new Set()).add(listed(day, profile)));
   }
   return { values: sortedSets(values), mixed: sortedSets(mixed) };
 }
@@ -272,13 +343,22 @@ export async function storedVisitorSets(db: Database, projectId: string) {
     });
     values.set(key, set);
   }
-  const listed = await db.execute<{ day: string; dimension: string; ordinal: number }>(
-    sql`select day, dimension, ordinal from visitor_day_mixed where project_id = ${projectId}`,
+  const listed = await db.execute<{ day: string; dimension: string; ordinal: number; sessions: number[] }>(
+    sql`select day, dimension, ordinal, sessions from visitor_day_mixed where project_id = ${projectId}`,
   );
+  // The sessions of a listed visitor, by their day ordinals.
+  const sessionAt = new Map<string, string>();
+  for (const [sessionId, { day, ordinal }] of (await storedDayNumbers(db, projectId)).ordinalOf)
+    sessionAt.set(JSON.stringify([day, ordinal]), sessionId);
   const mixed = new Map<string, Set<string>>();
   for (const row of listed.rows) {
-    const key = JSON.stringify([new Date(row.day).getTime(), row.dimension]);
-    mixed.set(key, (mixed.get(key) ?? new Set()).add(profileOf.get(Number(row.ordinal)) ?? "unnumbered"));
+    const day = new Date(row.day).getTime();
+    const key = JSON.stringify([day, row.dimension]);
+    const sessions = row.sessions.map(
+      (ordinal) => sessionAt.get(JSON.stringify([day, ordinal])) ?? "unnumbered",
+    );
+    const visitor = `${profileOf.get(Number(row.ordinal)) ?? "unnumbered"}: ${sessions.sort().join(" ")}`;
+    mixed.set(key, (mixed.get(key) ?? new Set()).add(visitor));
   }
   return { values: sortedSets(values), mixed: sortedSets(mixed) };
 }
