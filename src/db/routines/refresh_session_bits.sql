@@ -142,10 +142,8 @@ BEGIN
   ON CONFLICT (project_id, session_id) DO UPDATE SET day = excluded.day, ordinal = excluded.ordinal;
   -- The bits set anew in the strings stored: the touched sessions' as they were numbered (a new
   -- number was unset until now).
-  UPDATE bit_days d SET cleared = ordinal_bits(coalesce(c.ordinals, '{}'), d.size)
-  FROM bit_days k LEFT JOIN (SELECT project_id, old_day AS day, array_agg(old_ordinal) AS ordinals FROM bit_moves
-    WHERE old_day IS NOT NULL GROUP BY 1, 2) AS c ON c.project_id = k.project_id AND c.day = k.day
-  WHERE k.project_id = d.project_id AND k.day = d.day AND k.cleared IS NULL;
+  UPDATE bit_days d SET cleared = ordinal_bits(coalesce((SELECT array_agg(m.old_ordinal) FROM bit_moves m
+    WHERE m.project_id = d.project_id AND m.old_day = d.day), '{}'), d.size);
 
   -- The visitors whose strings of a day are counted again, from all their sessions of that day:
   -- those of the touched sessions, now and before.
