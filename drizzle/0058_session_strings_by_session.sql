@@ -153,11 +153,14 @@ BEGIN
     UNION ALL SELECT project_id, old_day, old_profile_id FROM bit_moves WHERE old_day IS NOT NULL AND old_profile_id IS NOT NULL
   ) AS v;
   ANALYZE bit_visitors;
+  -- A session's day is the one it is numbered in: where midnight happens twice (a zone whose
+  -- clocks fall back at 01:00), a start in the first pass is numbered in the day that begins at the
+  -- second, so the range around the day only narrows the index read.
   EXECUTE 'INSERT INTO bit_sessions SELECT s.project_id, v.day, o.ordinal, ' || session_columns
-    || ' FROM bit_visitors v JOIN bit_zones z ON z.project_id = v.project_id'
-    ' JOIN sessions s ON s.project_id = v.project_id AND s.profile_id = v.profile_id AND s.started_at >= v.day'
-    ' AND s.started_at < ((v.day AT TIME ZONE z.timezone)::date + 1)::timestamp AT TIME ZONE z.timezone'
-    ' JOIN session_day_ordinals o ON o.project_id = s.project_id AND o.session_id = s.id';
+    || ' FROM bit_visitors v'
+    ' JOIN sessions s ON s.project_id = v.project_id AND s.profile_id = v.profile_id'
+    ' AND s.started_at >= v.day - interval ''1 day'' AND s.started_at < v.day + interval ''2 days'''
+    ' JOIN session_day_ordinals o ON o.project_id = s.project_id AND o.session_id = s.id AND o.day = v.day';
   -- Their chunks of each day, with their bits as a chunk's string: set anew.
   CREATE TEMPORARY TABLE bit_chunks ON COMMIT DROP AS
   SELECT v.project_id, v.day, o.ordinal / chunk_bits AS chunk, ordinal_bits(array_agg(o.ordinal % chunk_bits), chunk_bits) AS cleared

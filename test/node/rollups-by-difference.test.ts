@@ -375,6 +375,21 @@ async function expectExact(projectId: string, timezone = "UTC"): Promise<void> {
   expect(await storedPageStrings(database.db, projectId)).toEqual(pageBits);
 }
 
+/** The stored session strings of a project as the session ids each one sets, by day and value. */
+async function sessionSets(projectId: string): Promise<Map<string, string[]>> {
+  const { ordinalOf } = await storedDayNumbers(database.db, projectId);
+  const sessionAt = new Map([...ordinalOf].map(([id, { day, ordinal }]) => [keyOf([day, ordinal]), id]));
+  const sets = new Map<string, string[]>();
+  for (const [key, bits] of (await storedBitStrings(database.db, projectId)).values) {
+    const day = (JSON.parse(key) as [number])[0];
+    const ids = [...bits].flatMap((bit, ordinal) =>
+      bit === "1" ? [sessionAt.get(keyOf([day, ordinal])) ?? "?"] : [],
+    );
+    sets.set(key, ids.sort());
+  }
+  return sets;
+}
+
 describe("rollups maintained by difference", () => {
   it("hold every pair of values and every page per value of every day, with their sums", async () => {
     const id = await project();
@@ -498,6 +513,42 @@ describe("rollups maintained by difference", () => {
       else expect(number.ordinal).toBeGreaterThan(highestBefore.get(number.day) ?? -1);
     }
     await expectExact(id);
+  });
+
+  it("keep a session started in a midnight hour that happens twice in the day its number is in", async () => {
+    // Havana's clocks fall back from 01:00 to 00:00 on 2026-11-01: 04:30 UTC is 00:30 of its first
+    // pass, a start before the day's midnight as Postgres resolves it (the later 00:00, 05:00 UTC).
+    const havana = await project("America/Havana");
+    const event = (sessionId: string, profileId: string, at: string): EventInput => ({
+      projectId: havana,
+      sessionId,
+      profileId,
+      createdAt: new Date(at),
+      country: "CU",
+    });
+    await insertEvents(database.db, [
+      event("g0", "gv1", "2026-10-31T15:00:00Z"),
+      ...Array.from({ length: 12 }, (_, i) => event(`o${i}`, `other-${i}`, `2026-11-01T${10 + i}:00:00Z`)),
+    ]);
+    await insertEvents(database.db, [event("g1", "gv1", "2026-11-01T04:30:00Z")]);
+    await insertEvents(database.db, [event("g0", "gv1", "2026-10-31T15:10:00Z")]);
+    await insertEvents(database.db, [event("g1", "gv1", "2026-11-01T04:40:00Z")]);
+    // The same events in one run: the strings hold the same sessions and visitors per value and day.
+    const batch = await project("America/Havana");
+    const rows = await database.db.select().from(events).where(eq(events.projectId, havana));
+    await insertEvents(
+      database.db,
+      rows
+        .map((row) => event(row.sessionId, row.profileId, row.createdAt.toISOString()))
+        .map((input) => ({
+          ...input,
+          projectId: batch,
+        })),
+    );
+    const decoded = await sessionSets(havana);
+    expect(decoded.size).toBeGreaterThan(20);
+    expect(decoded).toEqual(await sessionSets(batch));
+    expect(await storedVisitorSets(database.db, havana)).toEqual(await storedVisitorSets(database.db, batch));
   });
 
   it("follow the project's timezone when it changes", async () => {
