@@ -28,7 +28,7 @@ beforeAll(async () => {
   // Statistics as autovacuum would have them, so the cheap query below gets its index plan.
   await database.db.execute(sql`analyze events`);
   // Deriving 50,000 sessions of long paths took 49 s alone on a busy machine: beside the other
-  // test files, it needs more than the project's two minutes.
+  // test files, it can need more than the project's two minutes.
 }, 300_000);
 afterAll(() => database.close());
 

@@ -19,7 +19,6 @@ import {
   EVENT_COLUMNS,
 } from "../../src/lib/dimensions";
 import { rawConnection } from "../support/node/database";
-import { TEST_SESSION_BLOCK_BITS } from "../support/session-blocks";
 
 /**
  * The SQL routines are source files (src/db/routines/<name>.sql); the migrations hold copies of
@@ -65,22 +64,6 @@ describe("routine files", () => {
         withoutFile: inDatabase.filter((name) => !withFile.includes(name)),
         notInDatabase: withFile.filter((name) => !inDatabase.includes(name)),
       }).toEqual({ withoutFile: [], notInDatabase: [] });
-    } finally {
-      await client.end();
-    }
-  });
-});
-
-describe("the blocks of the session strings (session_block_bits)", () => {
-  it("are 8,192 sessions as migrated (1 KB: inline in its row), and small in the test database", async () => {
-    const migrated = /SELECT (\d+)/.exec(routine("session_block_bits"))?.[1];
-    expect(Number(migrated)).toBe(8192);
-    // Whole bytes, so that every block but a day's last is as long as its strings.
-    expect(TEST_SESSION_BLOCK_BITS % 8).toBe(0);
-    const client = await rawConnection();
-    try {
-      const result = await client.query<{ bits: number }>("SELECT session_block_bits() AS bits");
-      expect(result.rows).toEqual([{ bits: TEST_SESSION_BLOCK_BITS }]);
     } finally {
       await client.end();
     }

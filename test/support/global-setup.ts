@@ -3,7 +3,6 @@ import { buildAssets } from "../../scripts/assets/build";
 import { migrateDatabase } from "../../scripts/db/apply-migrations";
 import { createScratchDatabase } from "../../scripts/db/scratch-database";
 import { startRelay } from "../../scripts/local/relay";
-import { useTestSessionBlocks } from "./session-blocks";
 
 /**
  * Runs once in Node before both tiers: a fresh database on the machine's Postgres (the embedded
@@ -16,11 +15,9 @@ export async function setup(project: TestProject): Promise<() => Promise<void>> 
   await buildAssets();
   const database = await createScratchDatabase("api_test");
   await migrateDatabase(database.url);
-  await useTestSessionBlocks(database.url);
   // A second database standing in for a read replica (test/http/read-replica.test.ts).
   const replica = await createScratchDatabase("api_replica");
   await migrateDatabase(replica.url);
-  await useTestSessionBlocks(replica.url);
   // A third one that a test cuts off mid-request (test/http/export-stream-failure.test.ts).
   const faults = await createScratchDatabase("api_faults");
   await migrateDatabase(faults.url);

@@ -7,9 +7,7 @@
 -- `touched_before` (their rows as they were before this run; none for new sessions).
 --
 -- A day is the project's own (its timezone, UTC when it has none). Its sessions are numbered 0…
--- (session_day_ordinals) and its strings cut into blocks of session_block_bits() numbers
--- (src/db/routines/session_block_bits.sql): number n is bit n % size of block n / size. Every
--- string of a (day, block) has a bit per number of the block: one per value of each
+-- (session_day_ordinals), and every string of the day has a bit per number: one per value of each
 -- dimension of session_dimensions() (src/db/routines/session_dimensions.sql), empty strings and
 -- NULL alike as "not set" (name NULL), one per path its events carry and per event name it holds
 -- (dimensions 'path' and 'name', as in the rollups), one per origin its events carry (dimension
@@ -30,8 +28,8 @@
 -- day, takes the next number of its day (its old number is left unset). So a run sets again only
 -- the bits of the sessions it touched, and the visitor bits of their visitors in those days
 -- (recounted from all of those visitors' sessions there): the sessions of the day are not read
--- again. It rewrites the strings of the blocks those sessions are numbered in, now and before,
--- whole: mostly a day's last block, where new sessions go, not the day.
+-- again. The strings of a day it writes are still rewritten whole, as they grow with the day.
+-- At 27,000 sessions a day (10M events over 90 days) a day's session strings are about 3.4 KB each.
 CREATE OR REPLACE FUNCTION refresh_session_bits(rebuild_all boolean) RETURNS void
 LANGUAGE plpgsql
 SET jit = off
@@ -40,7 +38,6 @@ SET client_min_messages = warning
 AS $fn$
 DECLARE
   chunk_bits constant integer := 65536;
-  block_bits constant integer := session_block_bits();
   day_tables constant text[] := ARRAY['session_day_bits', 'session_day_slices', 'page_day_bits', 'page_day_slices',
     'visitor_day_bits', 'visitor_day_mixed', 'session_day_ordinals'];
   day_table text;
@@ -50,16 +47,12 @@ DECLARE
   session_columns text := '(SELECT o.ordinal FROM visitor_ordinals o WHERE o.project_id = s.project_id AND o.profile_id = s.profile_id) AS visitor,'
     ' s.id AS session_id, s.started_at, s.is_bounce, s.duration_ms, s.screen_view_count, s.revenue'
     || (SELECT string_agg(format(', nullif(s.%1$I, '''') AS %1$I', d.dimension), '') FROM session_dimensions() AS d);
-  -- A group's block, and its sessions' bits there, for the sources of write_day_strings.
-  block_of text := format('ordinal / %s AS block', block_bits);
-  bits_of text := format('array_agg(ordinal %% %s) AS ordinals', block_bits);
-  -- One group per (day, block, value) of each dimension, the paths and names too: its sessions' bits.
-  value_groups text := (SELECT string_agg(format('SELECT project_id, day, %3$s, %1$L AS dimension, %1$I AS name,'
-      ' %2$s AS prefix, %4$s FROM bit_sessions GROUP BY 1, 2, 3, 5, 6',
-      d.dimension, coalesce(quote_ident(d.prefix), 'NULL::text'), block_of, bits_of), ' UNION ALL ')
+  -- One group per (day, value) of each dimension, the paths and names too: the ordinals of its sessions.
+  value_groups text := (SELECT string_agg(format('SELECT project_id, day, %1$L AS dimension, %1$I AS name,'
+      ' %2$s AS prefix, array_agg(ordinal) AS ordinals FROM bit_sessions GROUP BY 1, 2, 4, 5',
+      d.dimension, coalesce(quote_ident(d.prefix), 'NULL::text')), ' UNION ALL ')
     FROM session_dimensions() AS d)
-    || format(' UNION ALL SELECT project_id, day, %s, dimension, name, NULL::text, %s FROM bit_values GROUP BY 1, 2, 3, 4, 5',
-      block_of, bits_of);
+    || ' UNION ALL SELECT project_id, day, dimension, name, NULL::text, array_agg(ordinal) FROM bit_values GROUP BY 1, 2, 3, 4';
   -- One group per (day, value, chunk) of each dimension: its visitors' offsets in the chunk.
   visitor_groups text := (SELECT string_agg(format('SELECT project_id, day, %1$L AS dimension, %1$I AS name,'
       ' visitor / %2$s AS chunk, array_agg(DISTINCT visitor %% %2$s) AS ordinals FROM bit_sessions GROUP BY 1, 2, 4, 5',
@@ -73,7 +66,7 @@ DECLARE
     FROM session_dimensions() AS d);
   merging boolean := NOT rebuild_all;
 BEGIN
-  DROP TABLE IF EXISTS pg_temp.bit_zones, pg_temp.bit_moves, pg_temp.bit_days, pg_temp.bit_blocks, pg_temp.bit_visitors, pg_temp.bit_sessions,
+  DROP TABLE IF EXISTS pg_temp.bit_zones, pg_temp.bit_moves, pg_temp.bit_days, pg_temp.bit_visitors, pg_temp.bit_sessions,
     pg_temp.bit_values, pg_temp.bit_pages, pg_temp.bit_repeats, pg_temp.bit_chunks;
   -- Each project's zone, and whether all of its days are rebuilt (src/db/routines/derived_zones.sql).
   CREATE TEMPORARY TABLE bit_zones ON COMMIT DROP AS SELECT * FROM derived_zones(rebuild_all);
@@ -116,12 +109,9 @@ BEGIN
     || ' FROM bit_zones z JOIN sessions s ON s.project_id = z.project_id WHERE z.rebuilt';
   INSERT INTO session_day_ordinals (project_id, session_id, day, ordinal)
   SELECT project_id, session_id, day, ordinal FROM bit_sessions;
-  -- Their days (as many numbers as sessions) and all their blocks, none stored before.
+  -- Their days: as many bits as sessions, none stored before.
   CREATE TEMPORARY TABLE bit_days ON COMMIT DROP AS
-  SELECT project_id, day, count(*)::integer AS size FROM bit_sessions GROUP BY 1, 2;
-  CREATE TEMPORARY TABLE bit_blocks ON COMMIT DROP AS
-  SELECT d.project_id, d.day, b.block, least(block_bits, d.size - b.block * block_bits) AS size, NULL::bit varying AS cleared
-  FROM bit_days d CROSS JOIN LATERAL generate_series(0, (d.size - 1) / block_bits) AS b(block);
+  SELECT project_id, day, count(*)::integer AS size, NULL::bit varying AS cleared FROM bit_sessions GROUP BY 1, 2;
 
   -- The other projects' touched sessions: their day and number before this run (none for a new
   -- one), their day now, and their visitor then and now.
@@ -150,20 +140,10 @@ BEGIN
   INSERT INTO session_day_ordinals (project_id, session_id, day, ordinal)
   SELECT project_id, session_id, day, ordinal FROM bit_moves WHERE old_day IS DISTINCT FROM day
   ON CONFLICT (project_id, session_id) DO UPDATE SET day = excluded.day, ordinal = excluded.ordinal;
-  -- The blocks written: those the touched sessions are numbered in, now and before. Each has its
-  -- numbers up to the day's last (all of them but in the day's last block), and the bits set anew
-  -- in its strings stored: the touched sessions' as they were numbered (a new number was unset).
-  INSERT INTO bit_blocks (project_id, day, block, size, cleared)
-  SELECT t.project_id, t.day, t.block, b.size,
-    ordinal_bits(coalesce(array_agg(t.old_bit) FILTER (WHERE t.old_bit IS NOT NULL), '{}'), b.size)
-  FROM (
-    SELECT project_id, day, ordinal / block_bits AS block, NULL::integer AS old_bit FROM bit_moves
-    UNION ALL
-    SELECT project_id, old_day, old_ordinal / block_bits, old_ordinal % block_bits FROM bit_moves WHERE old_day IS NOT NULL
-  ) AS t
-  JOIN bit_days d ON d.project_id = t.project_id AND d.day = t.day
-  CROSS JOIN LATERAL (SELECT least(block_bits, d.size - t.block * block_bits) AS size) AS b
-  GROUP BY t.project_id, t.day, t.block, b.size;
+  -- The bits set anew in the strings stored: the touched sessions' as they were numbered (a new
+  -- number was unset until now).
+  UPDATE bit_days d SET cleared = ordinal_bits(coalesce((SELECT array_agg(m.old_ordinal) FROM bit_moves m
+    WHERE m.project_id = d.project_id AND m.old_day = d.day), '{}'), d.size);
 
   -- The visitors whose strings of a day are counted again, from all their sessions of that day:
   -- those of the touched sessions, now and before.
@@ -186,7 +166,7 @@ BEGIN
   SELECT v.project_id, v.day, o.ordinal / chunk_bits AS chunk, ordinal_bits(array_agg(o.ordinal % chunk_bits), chunk_bits) AS cleared
   FROM bit_visitors v JOIN visitor_ordinals o ON o.project_id = v.project_id AND o.profile_id = v.profile_id
   GROUP BY 1, 2, 3;
-  ANALYZE bit_sessions, bit_blocks, bit_chunks;
+  ANALYZE bit_sessions, bit_days, bit_chunks;
 
   -- Each session under each path its pages hold (once, whatever the origin), each origin (once,
   -- whatever the path) and each event name it holds, found through the session's start as the
@@ -209,30 +189,30 @@ BEGIN
   -- The session and page strings (src/db/routines/write_day_strings.sql).
   PERFORM write_day_strings('session_day_bits', ARRAY['dimension', 'name', 'prefix'], value_groups, merging);
   -- Bit k of each measure, for the k up to the value's highest set bit.
-  PERFORM write_day_strings('session_day_slices', ARRAY['measure', 'slice'], format($sql$
-    SELECT s.project_id, s.day, %s, m.measure, k::smallint AS slice, %s
+  PERFORM write_day_strings('session_day_slices', ARRAY['measure', 'slice'], $sql$
+    SELECT s.project_id, s.day, m.measure, k::smallint AS slice, array_agg(s.ordinal) AS ordinals
     FROM bit_sessions s
     CROSS JOIN LATERAL (VALUES ('bounce', s.is_bounce::integer::bigint), ('timed', (s.duration_ms > 0)::integer::bigint),
       ('duration_ms', greatest(s.duration_ms, 0)), ('screen_views', s.screen_view_count::bigint),
       ('revenue', greatest(s.revenue, 0)), ('refunds', greatest(-s.revenue, 0))) AS m(measure, value)
     CROSS JOIN LATERAL generate_series(0, length(ltrim(m.value::bit(64)::text, '0')) - 1) AS k
     WHERE m.value > 0 AND (m.value >> k) & 1 = 1
-    GROUP BY 1, 2, 3, 4, 5 $sql$, block_of, bits_of), merging);
+    GROUP BY 1, 2, 3, 4 $sql$, merging);
   -- The pages each session screened, found through its start like the paths above.
   CREATE TEMPORARY TABLE bit_pages ON COMMIT DROP AS
   SELECT s.project_id, s.day, s.ordinal, s.is_bounce, p.origin, p.path, p.title, p.views, p.duration_ms, p.timed_views
   FROM bit_sessions s JOIN session_pages p ON p.project_id = s.project_id AND p.started_at = s.started_at
     AND p.session_id = s.session_id AND p.views > 0;
-  PERFORM write_day_strings('page_day_bits', ARRAY['origin', 'path', 'title'], format(
-    'SELECT project_id, day, %s, origin, path, title, %s FROM bit_pages GROUP BY 1, 2, 3, 4, 5, 6', block_of, bits_of), merging);
-  PERFORM write_day_strings('page_day_slices', ARRAY['origin', 'path', 'measure', 'slice'], format($sql$
-    SELECT p.project_id, p.day, %s, p.origin, p.path, m.measure, k::smallint AS slice, %s
+  PERFORM write_day_strings('page_day_bits', ARRAY['origin', 'path', 'title'],
+    'SELECT project_id, day, origin, path, title, array_agg(ordinal) AS ordinals FROM bit_pages GROUP BY 1, 2, 3, 4, 5', merging);
+  PERFORM write_day_strings('page_day_slices', ARRAY['origin', 'path', 'measure', 'slice'], $sql$
+    SELECT p.project_id, p.day, p.origin, p.path, m.measure, k::smallint AS slice, array_agg(p.ordinal) AS ordinals
     FROM bit_pages p
     CROSS JOIN LATERAL (VALUES ('repeat_views', p.views::bigint - 1), ('bounce', p.is_bounce::integer::bigint),
       ('duration_ms', p.duration_ms), ('timed_views', p.timed_views::bigint)) AS m(measure, value)
     CROSS JOIN LATERAL generate_series(0, length(ltrim(m.value::bit(64)::text, '0')) - 1) AS k
     WHERE m.value > 0 AND (m.value >> k) & 1 = 1
-    GROUP BY 1, 2, 3, 4, 5, 6, 7 $sql$, block_of, bits_of), merging);
+    GROUP BY 1, 2, 3, 4, 5, 6 $sql$, merging);
 
   -- The visitor strings: on a build inserted; otherwise each stored chunk of a recounted visitor,
   -- with those visitors' bits off, ORed with their bits counted again.

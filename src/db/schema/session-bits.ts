@@ -11,14 +11,10 @@ const bitVarying = customType<{ data: string }>({ dataType: () => "bit varying" 
 // ---------------------------------------------------------------------------------------------
 // Bit strings per project day over the day's sessions, built by refresh_session_bits
 // (src/db/routines/refresh_session_bits.sql). A day's sessions are numbered 0… (their day
-// ordinal, session_day_ordinals), and a day's strings are cut into blocks of
-// session_block_bits() numbers (src/db/routines/session_block_bits.sql): block `ordinal / size`,
-// bit `ordinal % size`. Every string of a (day, block) has one bit per number of the block
-// (rounded up to whole bytes; only a day's last block is shorter), so they combine with `&` and
-// `|` and count with `bit_count`. They answer two or three filters at once
-// (docs/design/filtered-dashboards.md): the AND of the filters' strings is the block's matching
-// sessions, and the bit slices below turn it into sums. A refresh rewrites only the blocks of the
-// sessions it touched, and a block stays small enough to be stored inline, out of TOAST.
+// ordinal, session_day_ordinals); every string of a day has one bit per number (rounded up to whole bytes),
+// so the strings of a day combine with `&` and `|` and count with `bit_count`. They answer two or
+// three filters at once (docs/design/filtered-dashboards.md): the AND of the filters' strings is
+// the day's matching sessions, and the bit slices below turn it into sums.
 
 /**
  * Each session's place in the strings of its day: its project day and its number there (its day
@@ -42,7 +38,7 @@ export const sessionDayOrdinals = pgTable(
 );
 
 /**
- * Per (project day, breakdown dimension, value, block): the block's sessions with that value (`name` null =
+ * Per (project day, breakdown dimension, value): the day's sessions with that value (`name` null =
  * not set, "" included; `prefix` as in the rollups).
  */
 export const sessionDayBits = pgTable(
@@ -53,20 +49,19 @@ export const sessionDayBits = pgTable(
     dimension: text("dimension").notNull(),
     name: text("name"),
     prefix: text("prefix"),
-    block: integer("block").notNull(),
     sessions: bitVarying("sessions").notNull(),
   },
   (t) => [
     // Reads by (project, dimension, values, days), like the rollups.
     index("session_day_bits_read_idx").on(t.projectId, t.dimension, t.name, t.day),
-    // A refresh deletes a touched block's strings; a breakdown under two filters reads each
-    // block's strings of one dimension (through the index above, each block walked every value's days).
-    index("session_day_bits_block_idx").on(t.projectId, t.day, t.block, t.dimension),
+    // A refresh deletes a touched day's strings; a breakdown under two filters reads each day's
+    // strings of one dimension (through the index above, each day walked every value's days).
+    index("session_day_bits_day_idx").on(t.projectId, t.day, t.dimension),
   ],
 );
 
 /**
- * Per (project day, block, measure, slice): bit `slice` of each session's measure, so that the sum of a
+ * Per (project day, measure, slice): bit `slice` of each session's measure, so that the sum of a
  * measure over a set of sessions is the sum over slices of 2^slice × bit_count(set & slice).
  * Measures: `bounce` and `timed` (one slice: the session bounced; it has a duration above 0),
  * `duration_ms` (of the timed sessions), `screen_views`, and `revenue` and `refunds` (a session's
@@ -77,12 +72,11 @@ export const sessionDaySlices = pgTable(
   {
     projectId: text("project_id").notNull(),
     day: unitStart("day"),
-    block: integer("block").notNull(),
     measure: text("measure").notNull(),
     slice: smallint("slice").notNull(),
     sessions: bitVarying("sessions").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.projectId, t.day, t.block, t.measure, t.slice] })],
+  (t) => [primaryKey({ columns: [t.projectId, t.day, t.measure, t.slice] })],
 );
 
 // ---------------------------------------------------------------------------------------------
@@ -156,7 +150,7 @@ export const visitorDayMixed = pgTable(
 // filters ANDs each page's strings with the day's mask of matching sessions.
 
 /**
- * Per (project day, page, title, block): the block's sessions with a screen view of the page (origin and
+ * Per (project day, page, title): the day's sessions with a screen view of the page (origin and
  * path as stored) whose greatest title there is `title`. A session has one title per page, so the
  * strings of a page's titles do not overlap: their counts add up to the page's sessions, and the
  * greatest title of the matching sessions is that of the greatest string with a match.
@@ -169,14 +163,13 @@ export const pageDayBits = pgTable(
     origin: text("origin"),
     path: text("path"),
     title: text("title"),
-    block: integer("block").notNull(),
     sessions: bitVarying("sessions").notNull(),
   },
-  (t) => [index("page_day_bits_block_idx").on(t.projectId, t.day, t.block)],
+  (t) => [index("page_day_bits_day_idx").on(t.projectId, t.day)],
 );
 
 /**
- * Per (project day, page, block, measure, slice): bit `slice` of each session's measure on that page.
+ * Per (project day, page, measure, slice): bit `slice` of each session's measure on that page.
  * Measures: `repeat_views` (its screen views of the page beyond the first: most sessions view a
  * page once, so the slices stay sparse), `bounce` (the session bounced), `duration_ms` (its time
  * on the page) and `timed_views` (its views of the page with a time above 0). A slice without
@@ -189,7 +182,6 @@ export const pageDaySlices = pgTable(
     day: unitStart("day"),
     origin: text("origin"),
     path: text("path"),
-    block: integer("block").notNull(),
     measure: text("measure").notNull(),
     slice: smallint("slice").notNull(),
     sessions: bitVarying("sessions").notNull(),
@@ -200,7 +192,6 @@ export const pageDaySlices = pgTable(
     index("page_day_slices_page_idx").on(
       t.projectId,
       t.day,
-      t.block,
       sql`coalesce(${t.path}, '')`,
       sql`coalesce(${t.origin}, '')`,
     ),

@@ -4,7 +4,7 @@ import type { Database } from "../../db/client";
 import { VISITOR_CHUNK_BITS, visitorDayMixed } from "../../db/schema";
 import { timestampArray, toNumber } from "../sql-helpers";
 import type { BitStringFilter, Numeric, SessionScope } from "./model";
-import { dayMasks, dayVisitors, sessionBlock, sessionBlockBit } from "./session-masks";
+import { dayMasks, dayVisitors } from "./session-masks";
 import type { VisitorCounts } from "./visitors";
 
 /**
@@ -16,7 +16,7 @@ import type { VisitorCounts } from "./visitors";
  * The AND per day also finds a visitor whose sessions of a day match the filters only between
  * them (a Norwegian session and another on mobile, none both). Such a visitor has two values of
  * a filtered dimension that day, so is listed in visitor_day_mixed with the day ordinals of its
- * sessions. A listed visitor counts on that day only if one of those sessions is in its block's
+ * sessions. A listed visitor counts on that day only if one of those sessions is in the day's
  * mask (session-masks.ts); a visitor the strings count in a bucket on no such day is taken off
  * the bucket's count. No session is read.
  */
@@ -58,24 +58,20 @@ export async function combinedVisitors(
     suspect_chunks as materialized (
       select ${chunkOf(sql`ordinal`)} as chunk, array_agg(ordinal) as ordinals from suspects group by 1
     ),
-    -- The matching sessions of each day, to check the suspects against: its blocks' masks as one
-    -- list, joined once per matched string rather than looked up per suspect.
-    masks as materialized (
-      select day, array_agg(block) as blocks, array_agg(mask) as masks
-      from (${dayMasks(scope, filters, scope.window)}) as per_block group by day
-    ),
+    -- The day's matching sessions, to check the suspects against.
+    masks as materialized (${dayMasks(scope, filters, scope.window)}),
     -- Each day the strings count a suspect, and whether that is sure: it has one value of every
     -- filtered dimension that day (no listed row: all its sessions then match), or one of its
-    -- sessions is in its block's mask (a block without a mask holds no matching session).
+    -- sessions is in the day's mask. The mask is joined once per matched string, not looked up
+    -- per suspect.
     suspect_days as materialized (
       select s.ordinal, x.bucket, coalesce((
-        select bool_or(coalesce(get_bit(
-          k.masks[array_position(k.blocks, ${sessionBlock(sql`t.session`)})], ${sessionBlockBit(sql`t.session`)}) = 1, false))
+        select bool_or(get_bit(k.mask, t.session) = 1)
         from ${m} cross join lateral unnest(${m.sessions}) as t(session)
         where ${m.projectId} = ${scope.projectId} and ${m.day} = x.day and ${m.ordinal} = s.ordinal
           and ${m.dimension} in (${dimensions})
       ), true) as sure
-      from matched x left join masks k on k.day = x.day
+      from matched x join masks k on k.day = x.day
       join suspect_chunks c on c.chunk = x.chunk
       cross join lateral unnest(c.ordinals) as s(ordinal)
       where ${counts(sql`s.ordinal`)}

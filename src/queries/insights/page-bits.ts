@@ -45,7 +45,7 @@ export function maskedPageRows(scope: SessionScope, filters: readonly BitStringF
     -- Materialized: flattened into the ranking, its strings would be sorted before they are counted.
     counted as materialized (
       select ${p.origin} as origin, ${p.path} as path, ${p.title} as title, bit_count(m.mask & ${p.sessions}) as sessions
-      from masks m join ${p} on ${p.projectId} = ${scope.projectId} and ${p.day} = m.day and ${p.block} = m.block
+      from masks m join ${p} on ${p.projectId} = ${scope.projectId} and ${p.day} = m.day
     ),
     ranked as materialized (
       -- A session has one title per page: the greatest of the matching sessions' is that of a string with a match.
@@ -60,8 +60,7 @@ export function maskedPageRows(scope: SessionScope, filters: readonly BitStringF
       from ranked r cross join masks m cross join lateral (
         select ${s.measure} as measure, ${slicedSum(sql`m.mask`, s.slice, s.sessions)} as weight
         from ${s}
-        where ${s.projectId} = ${scope.projectId} and ${s.day} = m.day and ${s.block} = m.block
-          and ${samePage(s, RANKED)}
+        where ${s.projectId} = ${scope.projectId} and ${s.day} = m.day and ${samePage(s, RANKED)}
         group by ${s.measure}
       ) as w
       group by r.origin, r.path, w.measure

@@ -10,19 +10,19 @@ import { dayMasks, slicedSum, sliceWeight } from "./session-masks";
 
 /**
  * Two or three filters at once, from the bit strings per project day over the day's sessions
- * (src/db/routines/refresh_session_bits.sql): per day and block of its sessions, the OR of the
- * strings of the values each filter keeps, ANDed over the filters, is the block's matching sessions
- * (its mask); `bit_count` counts them, and the bit slices of each measure sum them. Exact, and read per block rather than
+ * (src/db/routines/refresh_session_bits.sql): per day, the OR of the strings of the values each
+ * filter keeps, ANDed over the filters, is the day's matching sessions (its mask); `bit_count`
+ * counts them, and the bit slices of each measure sum them. Exact, and read per day rather than
  * per session. The strings cover whole project days, so the window must be made of them.
  */
 
 /**
- * The sums of the sessions in `matched` (a bit string of block `block` of the day `day`, a column
- * so that it is computed once) as the rollups' columns: one AND and count per slice of the block, weighted by
+ * The sums of the sessions in `matched` (a bit string of the day `day`, a column so that it is
+ * computed once) as the rollups' columns: one AND and count per slice of the day, weighted by
  * 2^slice and summed per measure first (pivoted from the rows of a subquery, each FILTER would
  * compute its ANDs again). Revenue is its positive part less its refunds.
  */
-function maskedSums(scope: SessionScope, day: SQL, block: SQL, matched: SQL): SQL {
+function maskedSums(scope: SessionScope, day: SQL, matched: SQL): SQL {
   const s = sessionDaySlices;
   const sum = (measure: string) => sql`coalesce(sum(weight) filter (where measure = ${measure}), 0)`;
   return sql`(
@@ -30,7 +30,7 @@ function maskedSums(scope: SessionScope, day: SQL, block: SQL, matched: SQL): SQ
       ${sum("timed")} as timed_sessions, ${sum("revenue")} - ${sum("refunds")} as revenue
     from (
       select ${s.measure} as measure, ${slicedSum(matched, s.slice, s.sessions)} as weight
-      from ${s} where ${s.projectId} = ${scope.projectId} and ${s.day} = ${day} and ${s.block} = ${block}
+      from ${s} where ${s.projectId} = ${scope.projectId} and ${s.day} = ${day}
       group by ${s.measure}
     ) as per_measure
   )`;
@@ -49,14 +49,13 @@ function sameValue(a: string | typeof sessionDayBits, b: string): SQL {
 
 /**
  * The matching sessions of each whole day of the window as session rollup rows (no value:
- * `name` and `prefix` null), one per block of the day, with the day as `unit`: what the rollup
- * path of `/metrics` sums.
+ * `name` and `prefix` null), with the day as `unit`: what the rollup path of `/metrics` sums.
  */
 export function maskedDayRows(scope: SessionScope, filters: readonly BitStringFilter[]): SQL {
   return sql`(
     with masks as materialized (${dayMasks(scope, filters, scope.window)})
     select null::text as name, null::text as prefix, m.day as unit, bit_count(m.mask) as sessions, sums.*
-    from masks m cross join lateral ${maskedSums(scope, sql`m.day`, sql`m.block`, sql`m.mask`)} as sums
+    from masks m cross join lateral ${maskedSums(scope, sql`m.day`, sql`m.mask`)} as sums
   ) as units`;
 }
 
@@ -79,8 +78,8 @@ const FIRST_COUNTED_PER_NEEDED = 4;
  * value whose bound is below it cannot reach the page and its strings are never ANDed. A
  * dimension of thousands of values (cities) counts tens of them, not all.
  *
- * Each string is read once per request where it can be: a block's strings of the dimension are one
- * range of the block index, then read again only for the page's values; each block's slices are
+ * Each string is read once per request where it can be: a day's strings of the dimension are one
+ * range of the day index, then read again only for the page's values; each day's slices are
  * detoasted once into arrays that the page's values walk.
  */
 export function maskedBreakdownRows(
@@ -96,15 +95,14 @@ export function maskedBreakdownRows(
   const weight = (measure: string) => sql`coalesce(sum(w.weight) filter (where w.measure = ${measure}), 0)`;
   const needed = page.offset + page.limit + 1;
   const firstCounted = needed * FIRST_COUNTED_PER_NEEDED;
-  // The matching sessions per block of the values of `bounds` that `which` keeps: a block's strings
-  // of the dimension are one range of the block index, and only the kept values' are ANDed. The test is
+  // The matching sessions per day of the values of `bounds` that `which` keeps: a day's strings of
+  // the dimension are one range of the day index, and only the kept values' are ANDed. The test is
   // a hashed subplan (kept from being pulled up into a join by the coalesce): as a join, Postgres
   // hashed the strings instead of the values (35 ms more at 90 days).
   const countedOf = (which: SQL) => sql`
       select ${v.name} as name, ${v.prefix} as prefix, bit_count(m.mask & ${v.sessions}) as sessions
       from masks m
-      join ${v} on ${v.projectId} = ${scope.projectId} and ${v.day} = m.day and ${v.block} = m.block
-        and ${v.dimension} = ${dimension}
+      join ${v} on ${v.projectId} = ${scope.projectId} and ${v.day} = m.day and ${v.dimension} = ${dimension}
       where coalesce((coalesce(${v.name}, ''), coalesce(${v.prefix}, '')) in (
         select coalesce(b.name, ''), coalesce(b.prefix, '') from bounds b where ${which}), false)`;
   return sql`(
@@ -138,7 +136,7 @@ export function maskedBreakdownRows(
       order by ${sql.join(rankOrder(count, sql`name`, sql`prefix`), sql`, `)}
       limit ${page.limit + 1} offset ${page.offset}
     ),
-    -- Per block, the page's values' matching sessions against each slice of the block. The block's slices
+    -- Per day, the page's values' matching sessions against each slice of the day. The day's slices
     -- are read once into arrays (detoasted once) that every value's strings then walk: joined as
     -- rows, every slice was fetched from TOAST again for every value (7 µs an AND at 10M events).
     weights as (
@@ -146,15 +144,14 @@ export function maskedBreakdownRows(
       from masks m
       cross join lateral (
         select array_agg(${s.sessions}) as strings, array_agg(${s.slice}) as slices, array_agg(${s.measure}) as measures
-        from ${s} where ${s.projectId} = ${scope.projectId} and ${s.day} = m.day and ${s.block} = m.block
+        from ${s} where ${s.projectId} = ${scope.projectId} and ${s.day} = m.day
       ) as day_slices
       cross join lateral (
         select h.name, h.prefix, u.measure, ${sliceWeight(sql`h.hit`, sql`u.slice`, sql`u.strings`)} as weight
         from (
           select ${v.name} as name, ${v.prefix} as prefix, m.mask & ${v.sessions} as hit
           from ${v} join ranked r on ${sameValue(v, "r")}
-          where ${v.projectId} = ${scope.projectId} and ${v.day} = m.day and ${v.block} = m.block
-            and ${v.dimension} = ${dimension}
+          where ${v.projectId} = ${scope.projectId} and ${v.day} = m.day and ${v.dimension} = ${dimension}
           offset 0
         ) as h
         cross join lateral unnest(day_slices.strings, day_slices.slices, day_slices.measures) as u(strings, slice, measure)

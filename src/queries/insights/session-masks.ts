@@ -8,14 +8,9 @@ import { projectDaysBuilt, wholeProjectDays } from "./window-rows";
 /**
  * The strings of two or three filters combined, per day (src/db/routines/refresh_session_bits.sql):
  * the OR of the strings of the values each filter keeps, ANDed over the filters. Over the session
- * strings, per block of the day's sessions, that is the block's mask of matching sessions
- * (session-bits.ts sums it); over the visitor strings, per chunk, the visitors with a session of
- * each kept value (combined-visitors.ts).
+ * strings that is the day's mask of matching sessions (session-bits.ts sums it); over the visitor
+ * strings, per chunk, the visitors with a session of each kept value (combined-visitors.ts).
  */
-
-/** The block of session number `ordinal` of its day, and its bit there (session_block_bits.sql). */
-export const sessionBlock = (ordinal: SQL) => sql`${ordinal} / session_block_bits()`;
-export const sessionBlockBit = (ordinal: SQL) => sql`${ordinal} % session_block_bits()`;
 
 /** Whether the window is whole project days that no bucket edge cuts, with their strings built. */
 export async function bitStringsCover(
@@ -29,8 +24,9 @@ export async function bitStringsCover(
 }
 
 /**
- * The filters' strings of `table` in the window, combined per day and block of sessions (or chunk
- * of visitors): rows `day`, `chunk`, `strings`. A block where some filter keeps nothing has no row.
+ * The filters' strings of `table` in the window, combined per day (and per chunk of visitors):
+ * rows `day`, `chunk` (0 for session strings), `strings`. A day where some filter keeps nothing
+ * has no row.
  */
 function combinedStrings(
   scope: SessionScope,
@@ -41,7 +37,7 @@ function combinedStrings(
   const [chunk, strings] =
     table === visitorDayBits
       ? [visitorDayBits.chunk, visitorDayBits.visitors]
-      : [sessionDayBits.block, sessionDayBits.sessions];
+      : [sql`0`, sessionDayBits.sessions];
   const kept = filters.map(
     ({ dimension, filter }, index) => sql`
       select ${index} as filter, ${table.day} as day, ${chunk} as chunk, ${strings} as strings from ${table}
@@ -58,12 +54,9 @@ function combinedStrings(
     group by day, chunk having count(*) = ${filters.length}`;
 }
 
-/**
- * The masks of the window's days, per block of their sessions: `day`, `block`, `mask`. A block
- * where no session matches may have no row.
- */
+/** The masks of the window's days: `day`, `mask`. */
 export function dayMasks(scope: SessionScope, filters: readonly BitStringFilter[], window: TimeWindow): SQL {
-  return sql`select day, chunk as block, strings as mask from (${combinedStrings(scope, filters, window, sessionDayBits)}) as combined`;
+  return sql`select day, strings as mask from (${combinedStrings(scope, filters, window, sessionDayBits)}) as combined`;
 }
 
 /** The visitors of the window's days kept by every filter: `day`, `chunk`, `visitors`. */
