@@ -208,6 +208,75 @@ describe("visitor sketches per day and dimension value", () => {
     expect(Math.abs(estimate - 3_000)).toBeLessThanOrEqual(60);
   });
 
+  it("keep a session started in a midnight hour that happens twice in the day it belongs to", async () => {
+    // Havana falls back from 01:00 to 00:00 on 2025-11-02: local midnight is 04:00 and 05:00 UTC,
+    // and a start at 04:30 UTC belongs to November 2, which begins at 05:00. A late earlier event
+    // rebuilds November 1 only (its session's referrer changes) or November 2 only.
+    const at = (utc: string) => new Date(`2025-11-${utc}Z`);
+    const early = (projectId: string): EventInput => ({
+      projectId,
+      sessionId: "early",
+      profileId: "ana",
+      createdAt: at("02T04:30"),
+    });
+    const cases: Array<[string, (projectId: string) => EventInput[], (projectId: string) => EventInput[]]> = [
+      [
+        "November 1 rebuilt",
+        (projectId) => [
+          early(projectId),
+          {
+            projectId,
+            sessionId: "before",
+            profileId: "ben",
+            createdAt: at("01T20:00"),
+            referrer: "https://a.example",
+          },
+        ],
+        (projectId) => [
+          {
+            projectId,
+            sessionId: "before",
+            profileId: "ben",
+            createdAt: at("01T19:00"),
+            referrer: "https://b.example",
+          },
+        ],
+      ],
+      [
+        "November 2 rebuilt",
+        (projectId) => [
+          early(projectId),
+          {
+            projectId,
+            sessionId: "after",
+            profileId: "eva",
+            createdAt: at("02T06:00"),
+            referrer: "https://a.example",
+          },
+        ],
+        (projectId) => [
+          {
+            projectId,
+            sessionId: "after",
+            profileId: "eva",
+            createdAt: at("02T05:30"),
+            referrer: "https://b.example",
+          },
+        ],
+      ],
+    ];
+    for (const [label, first, late] of cases) {
+      const trickled = await project("America/Havana");
+      const once = await project("America/Havana");
+      await insertEvents(database.db, first(trickled));
+      await insertEvents(database.db, late(trickled));
+      await insertEvents(database.db, [...first(once), ...late(once)]);
+      const rows = await sketchRows(once);
+      expect(rows.some((row) => row.day.toISOString() === "2025-11-02T05:00:00.000Z")).toBe(true);
+      expect({ label, rows: await sketchRows(trickled) }).toEqual({ label, rows });
+    }
+  });
+
   it("follow the project's timezone when it changes", async () => {
     const moved = await project();
     const tokyo = await project("Asia/Tokyo");

@@ -37,6 +37,13 @@ SET client_min_messages = warning
 AS $fn$
 DECLARE
   sparse_limit constant integer := 128;
+  -- The sessions of a rebuilt day `d`: those whose start `date_trunc` puts in it, as the groups
+  -- are keyed. Where midnight happens twice (clocks falling back at 01:00, Havana), a start in the
+  -- first pass belongs to the day that begins at the second, so the range around the day only
+  -- narrows the index read: cut at the midnights, it put those sessions under a day not rebuilt
+  -- (a duplicate key) or left them out of theirs (visitors lost).
+  day_sessions constant text := 's.started_at >= d.day - interval ''1 day'' AND s.started_at < d.day + interval ''2 days'''
+    ' AND date_trunc(''day'', s.started_at, z.timezone) = d.day';
   -- One aggregate per dimension over a table of sessions with their `day` and `entry`: the
   -- distinct entries of each (day, value) group, a hash aggregate each.
   groups_of text := (SELECT string_agg(format('SELECT project_id, day, %1$L AS dimension, %1$I AS name,'
@@ -92,12 +99,10 @@ BEGIN
   EXECUTE format('CREATE TEMPORARY TABLE dimension_sessions ON COMMIT DROP AS ' || sessions_of,
     'dimension_zones z JOIN sessions s ON s.project_id = z.project_id WHERE z.rebuilt'
     ' UNION ALL ' || format(sessions_of, 'dimension_days d JOIN dimension_zones z ON z.project_id = d.project_id'
-    ' JOIN sessions s ON s.project_id = d.project_id AND s.started_at >= d.day'
-    ' AND s.started_at < ((d.day AT TIME ZONE z.timezone)::date + 1)::timestamp AT TIME ZONE z.timezone'));
+    ' JOIN sessions s ON s.project_id = d.project_id AND ' || day_sessions));
   EXECUTE 'CREATE TEMPORARY TABLE dimension_values ON COMMIT DROP AS ' || format(values_of,
     'dimension_days d JOIN dimension_zones z ON z.project_id = d.project_id'
-    ' JOIN sessions s ON s.project_id = d.project_id AND s.started_at >= d.day'
-    ' AND s.started_at < ((d.day AT TIME ZONE z.timezone)::date + 1)::timestamp AT TIME ZONE z.timezone',
+    ' JOIN sessions s ON s.project_id = d.project_id AND ' || day_sessions,
     'true', 'session_pages', 'session_names');
   -- Only when some project is rebuilt: planned with none, the join reads both tables whole.
   IF EXISTS (SELECT 1 FROM dimension_zones WHERE rebuilt) THEN
