@@ -577,3 +577,48 @@ describe("incremental maintenance", () => {
     expect(stored).toEqual(expected);
   });
 });
+
+describe("distinct members per day where midnight happens twice", () => {
+  it("count a visitor and a session of the repeated hour once, in the day of its local date", async () => {
+    // Havana falls back from 01:00 to 00:00 on 2025-11-02, and Postgres resolves that date's
+    // midnight to the second pass (05:00 UTC): ana's first event (04:30 UTC, November 2) comes
+    // before it, cy's (04:40 UTC, also November 2) within November 1's range as resolved. The
+    // second run brings one more event of each, and must count ana once on November 2 and cy on
+    // both days.
+    const organization = await createOrganization(database.db);
+    const havana = await createProject(database.db, organization, { timezone: "America/Havana" });
+    const event = (sessionId: string, profileId: string, at: string): EventInput => ({
+      projectId: havana,
+      sessionId,
+      profileId,
+      name: "screen_view",
+      createdAt: new Date(at),
+    });
+    await insertEvents(database.db, [
+      event("a", "ana", "2025-11-02T04:30:00Z"),
+      event("c", "cy", "2025-11-02T04:40:00Z"),
+    ]);
+    await foldIn(havana);
+    await insertEvents(database.db, [
+      event("a", "ana", "2025-11-02T12:00:00Z"),
+      event("c", "cy", "2025-11-01T20:00:00Z"),
+    ]);
+    await foldIn(havana);
+    const rows = await database.db
+      .select({
+        day: eventPairRollups.day,
+        events: eventPairRollups.events,
+        profiles: eventPairRollups.profiles,
+        sessions: eventPairRollups.sessions,
+      })
+      .from(eventPairRollups)
+      .where(
+        sql`${eventPairRollups.projectId} = ${havana} and ${eventPairRollups.dimension} = '' and ${eventPairRollups.byDimension} = ''`,
+      )
+      .orderBy(asc(eventPairRollups.day));
+    expect(rows).toEqual([
+      { day: "2025-11-01", events: 1, profiles: 1, sessions: 1 },
+      { day: "2025-11-02", events: 3, profiles: 2, sessions: 2 },
+    ]);
+  });
+});

@@ -26,7 +26,7 @@ import {
   storedPageStrings,
   storedVisitorSets,
 } from "../support/node/session-bits";
-import { storedSketches } from "../support/node/sketches";
+import { estimatedDayVisitors, storedSketches } from "../support/node/sketches";
 import { generateTraffic, shuffled } from "../support/traffic";
 
 /**
@@ -419,6 +419,43 @@ describe("rollups maintained by difference", () => {
     expect(trickled.hours.length).toBeGreaterThan(50);
     expect(trickled.days.length).toBeGreaterThan(4);
     expect(trickled).toEqual(await storedSketches(database.db, batch));
+  });
+
+  it("count a visitor first seen in a midnight hour that happens twice in the day sketch of its day", async () => {
+    // Havana falls back from 01:00 to 00:00 on 2025-11-02: local midnight is 04:00 and 05:00 UTC,
+    // and Postgres keys November 2 at 05:00, so a start at 04:30 UTC belongs to the day that
+    // begins after it. A late event moving ben's session to November 1 rebuilds both days.
+    const event = (projectId: string, sessionId: string, profileId: string, at: string): EventInput => ({
+      projectId,
+      sessionId,
+      profileId,
+      createdAt: new Date(at),
+    });
+    const first = (projectId: string) => [
+      event(projectId, "a", "ana", "2025-11-02T04:30:00Z"),
+      event(projectId, "b", "ben", "2025-11-02T12:00:00Z"),
+      event(projectId, "c", "cy", "2025-11-01T15:00:00Z"),
+    ];
+    const late = (projectId: string) => [event(projectId, "b", "ben", "2025-11-01T20:00:00Z")];
+    const trickled = await project("America/Havana");
+    await insertEvents(database.db, first(trickled));
+    await insertEvents(database.db, late(trickled));
+    const batch = await project("America/Havana");
+    await insertEvents(database.db, [...first(batch), ...late(batch)]);
+    // A project moved into Havana has all of its days built again.
+    const moved = await project();
+    await insertEvents(database.db, [...first(moved), ...late(moved)]);
+    await database.db.update(projects).set({ timezone: "America/Havana" }).where(eq(projects.id, moved));
+    await database.db.execute(sql`select refresh_derived()`);
+    const expected = new Map([
+      ["2025-11-01T04:00:00.000Z", 2],
+      ["2025-11-02T05:00:00.000Z", 1],
+    ]);
+    for (const id of [trickled, batch, moved]) {
+      expect({ id, days: await estimatedDayVisitors(database.db, id) }).toEqual({ id, days: expected });
+    }
+    expect(await storedSketches(database.db, trickled)).toEqual(await storedSketches(database.db, batch));
+    expect(await storedSketches(database.db, moved)).toEqual(await storedSketches(database.db, batch));
   });
 
   it("move a session to its new day and values when a late earlier event changes them, and drop emptied groups", async () => {

@@ -17,7 +17,10 @@
 -- up, so a run adds to a row only the visitors and sessions it had not counted yet: those none of
 -- whose earlier events (below from_xid) of that day have the row's name and values. The earlier
 -- events of the day of every visitor and session with a new event are read again through the
--- events' (project, profile, time) and (project, session) indexes.
+-- events' (project, profile, time) and (project, session) indexes. An event's day is its local
+-- date, also where midnight happens twice (Havana falls back from 01:00 to 00:00): there the date's
+-- midnight as Postgres resolves it is the second, so the read starts half a day before it (no zone
+-- has fallen back more than 7 hours since 1970) and keeps the events of that date.
 CREATE OR REPLACE FUNCTION refresh_event_pair_rollups(from_xid bigint, next_xid bigint) RETURNS void
 LANGUAGE plpgsql
 -- Hash aggregates, with room for those of a full build (as in refresh_event_rollups).
@@ -118,8 +121,9 @@ BEGIN
         ' e.%2$I COLLATE "C", false FROM (SELECT DISTINCT p.project_id, p.%2$I, p.day, z.timezone FROM pair_events p'
         ' JOIN pair_event_zones z ON z.project_id = p.project_id AND NOT z.rebuilt) t CROSS JOIN LATERAL (SELECT e.*'
         ' FROM events e WHERE e.project_id = t.project_id COLLATE "default" AND e.%2$I = t.%2$I COLLATE "default"'
-        ' AND e.ingest_xid < %3$s AND e.created_at >= (t.day::timestamp AT TIME ZONE t.timezone)'
-        ' AND e.created_at < ((t.day + 1)::timestamp AT TIME ZONE t.timezone) OFFSET 0) e',
+        ' AND e.ingest_xid < %3$s AND e.created_at >= ((t.day::timestamp - interval ''12 hours'') AT TIME ZONE t.timezone)'
+        ' AND e.created_at < ((t.day + 1)::timestamp AT TIME ZONE t.timezone)'
+        ' AND (e.created_at AT TIME ZONE t.timezone)::date = t.day OFFSET 0) e',
         member_values, member.id, from_xid) END
       || format(') m GROUP BY %s, %I', member_keys, member.id);
   END LOOP;

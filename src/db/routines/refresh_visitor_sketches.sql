@@ -16,7 +16,10 @@
 --   (derived_zones, src/db/routines/derived_zones.sql) gets all of its days rebuilt.
 -- A rebuilt day whose two midnights are whole UTC hours is the union of its hours' sketches (the
 -- bit_or of their planes, no session hashed again); the days of half-hour zones are built from
--- their sessions.
+-- their sessions. Either way a day holds what date_trunc puts in it, as the new sessions merged
+-- below: where midnight happens twice (Havana falls back from 01:00 to 00:00), its first pass
+-- belongs to the day that date_trunc starts at the second, so the range around the day only
+-- narrows the index read.
 CREATE OR REPLACE FUNCTION refresh_visitor_sketches(rebuild_all boolean) RETURNS void
 LANGUAGE plpgsql
 SET jit = off
@@ -77,7 +80,7 @@ BEGIN
   -- day without a midnight (a spring change at 00:00, as in America/Santiago) starts at 01:00, and
   -- the day after it at 00:00 again, which adding a day to 01:00 would count in both days.
   CREATE TEMPORARY TABLE whole_hour_days ON COMMIT DROP AS
-  SELECT project_id, day, ((day AT TIME ZONE timezone)::date + 1)::timestamp AT TIME ZONE timezone AS next_day
+  SELECT project_id, day, ((day AT TIME ZONE timezone)::date + 1)::timestamp AT TIME ZONE timezone AS next_day, timezone
   FROM sketch_days;
   DELETE FROM whole_hour_days
   WHERE date_trunc('hour', day, 'UTC') <> day OR date_trunc('hour', next_day, 'UTC') <> next_day;
@@ -85,12 +88,13 @@ BEGIN
   INSERT INTO visitor_day_sketches (project_id, day, plane, registers)
   SELECT d.project_id, d.day, v.plane, bit_or(v.registers)
   FROM whole_hour_days d
-  JOIN visitor_sketches v ON v.project_id = d.project_id AND v.hour >= d.day AND v.hour < d.next_day
+  JOIN visitor_sketches v ON v.project_id = d.project_id AND v.hour >= d.day - interval '1 day'
+    AND v.hour < d.next_day + interval '1 day' AND date_trunc('day', v.hour, d.timezone) = d.day
   GROUP BY d.project_id, d.day, v.plane;
   PERFORM insert_visitor_sketches('visitor_day_sketches', ARRAY['day'],
     $$SELECT s.project_id, d.day, visitor_entry(s.profile_id) AS entry
-      FROM sketch_days d JOIN sessions s ON s.project_id = d.project_id AND s.started_at >= d.day
-      AND s.started_at < ((d.day AT TIME ZONE d.timezone)::date + 1)::timestamp AT TIME ZONE d.timezone
+      FROM sketch_days d JOIN sessions s ON s.project_id = d.project_id AND s.started_at >= d.day - interval '1 day'
+      AND s.started_at < d.day + interval '2 days' AND date_trunc('day', s.started_at, d.timezone) = d.day
       WHERE NOT EXISTS (SELECT 1 FROM whole_hour_days w WHERE w.project_id = d.project_id AND w.day = d.day)$$);
   DROP TABLE whole_hour_days;
 

@@ -1,0 +1,296 @@
+-- refresh_event_pair_rollups(from_xid, next_xid): the event aggregates per project, local day, event
+-- name and pair of values of two chart columns (event_pair_rollups), which answer a chart filtered
+-- on one column and split by another (src/queries/charts/rollups.ts). refresh_event_rollups
+-- (src/db/routines/refresh_event_rollups.sql) calls it under its lock and watermark, once it has
+-- copied the events between the two watermarks (every event on the first run) into the temporary
+-- table `rollup_events`; both tables then hold exactly the events below next_xid.
+--
+-- A day is the project's own (its timezone, UTC when it has none), recorded per project in
+-- event_pair_timezones. The new events are added into their rows (counts and sums add up, minimums
+-- and maximums and the earliest instant keep the smaller or larger), so a run costs what its new
+-- events cost. A project whose timezone is not the one its rows were built in has its rows built
+-- again from all of its events below next_xid.
+--
+-- Besides the pairs, rows of one column (by_dimension '') and of the event name alone (both '')
+-- carry the same aggregates, and every row also counts its distinct visitors (`profiles`) and
+-- sessions: those with an event of the row's name and values that day. Distinct counts do not add
+-- up, so a run adds to a row only the visitors and sessions it had not counted yet: those none of
+-- whose earlier events (below from_xid) of that day have the row's name and values. The earlier
+-- events of the day of every visitor and session with a new event are read again through the
+-- events' (project, profile, time) and (project, session) indexes. An event's day is its local
+-- date, also where midnight happens twice (Havana falls back from 01:00 to 00:00): there the date's
+-- midnight as Postgres resolves it is the second, so the read starts half a day before it (no zone
+-- has fallen back more than 7 hours since 1970) and keeps the events of that date.
+CREATE OR REPLACE FUNCTION refresh_event_pair_rollups(from_xid bigint, next_xid bigint) RETURNS void
+LANGUAGE plpgsql
+-- Hash aggregates, with room for those of a full build (as in refresh_event_rollups).
+SET work_mem = '256MB'
+SET enable_sort = off
+SET jit = off
+-- DROP TABLE IF EXISTS of the temporary tables would notice "schema pg_temp does not exist".
+SET client_min_messages = warning
+AS $fn$
+DECLARE
+  -- The columns whose pairs are rolled up, the earlier one of a pair first: CHART_PAIR_COLUMNS in
+  -- src/lib/dimensions.ts, held equal by test/node/routines.test.ts.
+  pair_dimensions text[] := ARRAY['country', 'device', 'browser', 'os', 'referrer_name', 'referrer_type',
+    'utm_source', 'utm_medium', 'utm_campaign'];
+  -- The columns of `rollup_events` or `events` (as `e`) the pairs read, with the zone `z`'s local day.
+  columns text := $$e.project_id COLLATE "C" AS project_id, (e.created_at AT TIME ZONE z.timezone)::date AS day,
+    e.created_at, e.name COLLATE "C" AS name, e.duration, e.revenue, e.profile_id COLLATE "C" AS profile_id,
+    e.session_id COLLATE "C" AS session_id$$
+    || (SELECT string_agg(format(', e.%1$I COLLATE "C" AS %1$I', d), '') FROM unnest(pair_dimensions) d);
+  -- A member's values (below), "not set" as NULL.
+  member_values text := (SELECT string_agg(format(', nullif(e.%1$I, '''') COLLATE "C" AS %1$I', d), '')
+    FROM unnest(pair_dimensions) d);
+  member_keys text := 'project_id, day, name' || (SELECT string_agg(', ' || quote_ident(d), '') FROM unnest(pair_dimensions) d);
+  member record;
+  member_day date;
+  kind record;
+BEGIN
+  DROP TABLE IF EXISTS pg_temp.pair_event_zones, pg_temp.pair_events, pg_temp.pair_row_kinds,
+    pg_temp.pair_visitors, pg_temp.pair_sessions;
+  -- Each project's zone, whether its rows are built whole in this run (all of them on the first),
+  -- and whether it has no record yet: then no run has added any of its events, so its new ones are
+  -- all it has.
+  CREATE TEMPORARY TABLE pair_event_zones ON COMMIT DROP AS
+  SELECT ids.project_id, coalesce(p.timezone, 'UTC') AS timezone,
+    from_xid = 0 OR coalesce(t.timezone <> coalesce(p.timezone, 'UTC'), false) AS rebuilt,
+    t.timezone IS NULL AS unrecorded
+  FROM (SELECT id COLLATE "C" AS project_id FROM projects UNION SELECT project_id FROM rollup_events) AS ids
+  LEFT JOIN projects p ON p.id = ids.project_id
+  LEFT JOIN event_pair_timezones t ON t.project_id = ids.project_id;
+  -- Without statistics the planner guessed many rebuilt projects and read every event to find theirs.
+  ANALYZE pair_event_zones;
+
+  -- Every kind of row as (dimension, by_dimension): each pair of columns (the earlier one in the
+  -- list first), each column alone ('' second) and the event name alone ('' both), with the
+  -- expressions of their values over the events and the members below.
+  CREATE TEMPORARY TABLE pair_row_kinds ON COMMIT DROP AS
+  SELECT k.dimension, k.by_dimension, k.ordinal,
+    CASE WHEN k.dimension = '' THEN 'NULL::text' ELSE quote_ident(k.dimension) END AS value_sql,
+    CASE WHEN k.by_dimension = '' THEN 'NULL::text' ELSE quote_ident(k.by_dimension) END AS by_value_sql
+  FROM (
+    SELECT a.d AS dimension, b.d AS by_dimension, a.i * 100 + b.i AS ordinal
+    FROM unnest(pair_dimensions) WITH ORDINALITY AS a(d, i)
+    JOIN unnest(pair_dimensions) WITH ORDINALITY AS b(d, i) ON b.i > a.i
+    UNION ALL SELECT c.d, '', 10000 + c.i FROM unnest(pair_dimensions) WITH ORDINALITY AS c(d, i)
+    UNION ALL SELECT '', '', 20000
+  ) AS k;
+
+  -- The events to add: the new ones of the projects kept (on the first run every event, all
+  -- rebuilt), then all of those of the projects rebuilt, read again from `events`.
+  EXECUTE format('CREATE TEMPORARY TABLE pair_events ON COMMIT DROP AS SELECT %s FROM rollup_events e'
+    ' JOIN pair_event_zones z ON z.project_id = e.project_id WHERE %s = 0 OR NOT z.rebuilt', columns, from_xid);
+  IF from_xid = 0 THEN
+    TRUNCATE event_pair_rollups;
+  ELSIF EXISTS (SELECT 1 FROM pair_event_zones WHERE rebuilt) THEN
+    DELETE FROM event_pair_rollups r USING pair_event_zones z WHERE r.project_id = z.project_id AND z.rebuilt;
+    EXECUTE format('INSERT INTO pair_events SELECT %s FROM pair_event_zones z JOIN events e'
+      ' ON e.project_id = z.project_id AND e.ingest_xid < %s WHERE z.rebuilt', columns, next_xid);
+  END IF;
+  ANALYZE pair_events;
+
+  -- One hash aggregate per kind of row; empty strings are "not set", like NULL. Each row is added
+  -- into its group, or starts it.
+  EXECUTE 'INSERT INTO event_pair_rollups AS r (project_id, day, name, dimension, value, by_dimension, by_value,'
+      ' first_at, events, duration_sum, duration_min, duration_max, revenue_sum, revenue_min, revenue_max) '
+    || (SELECT string_agg(format('SELECT project_id, day, name, %L, nullif(%s, ''''), %L, nullif(%s, ''''),'
+        ' min(created_at), count(*), sum(duration), min(duration), max(duration), sum(revenue), min(revenue), max(revenue)'
+        ' FROM pair_events GROUP BY 1, 2, 3, 5, 7', k.dimension, k.value_sql, k.by_dimension, k.by_value_sql),
+        ' UNION ALL ' ORDER BY k.ordinal) FROM pair_row_kinds k)
+    || ' ON CONFLICT ON CONSTRAINT event_pair_rollups_key DO UPDATE SET first_at = least(r.first_at, excluded.first_at),'
+      ' events = r.events + excluded.events, duration_sum = r.duration_sum + excluded.duration_sum,'
+      ' duration_min = least(r.duration_min, excluded.duration_min), duration_max = greatest(r.duration_max, excluded.duration_max),'
+      ' revenue_sum = r.revenue_sum + excluded.revenue_sum, revenue_min = least(r.revenue_min, excluded.revenue_min),'
+      ' revenue_max = greatest(r.revenue_max, excluded.revenue_max)';
+
+  -- The members of the rows: per visitor (and per session), local day, event name and values,
+  -- whether all of its events there are new (`fresh`). They are the new events and, on a later run,
+  -- every earlier event of the same day of each kept project's visitors and sessions with a new one.
+  -- Each is one probe of the events' (project, profile, time) or (project, session) index: in
+  -- their own collation (in "C" the indexes do not apply), and fenced as a lateral subquery, since
+  -- the planner, misled by the sessions' estimated spread, hashed all 10 million events instead
+  -- (6.8 s a run at 10M, against 0.4 s for the visitors' probes).
+  FOR member IN SELECT * FROM (VALUES ('profile_id', 'pair_visitors'), ('session_id', 'pair_sessions')) AS m(id, members)
+  LOOP
+    EXECUTE format('CREATE TEMPORARY TABLE %1$I ON COMMIT DROP AS SELECT %2$s, %3$I, bool_and(fresh) AS fresh'
+        ' FROM (SELECT project_id, day, name%4$s, %3$I, true AS fresh FROM pair_events e',
+        member.members, member_keys, member.id, member_values)
+      || CASE WHEN from_xid = 0 THEN '' ELSE format(' UNION ALL SELECT t.project_id, t.day, e.name COLLATE "C"%1$s,'
+        ' e.%2$I COLLATE "C", false FROM (SELECT DISTINCT p.project_id, p.%2$I, p.day, z.timezone FROM pair_events p'
+        ' JOIN pair_event_zones z ON z.project_id = p.project_id AND NOT z.rebuilt) t CROSS JOIN LATERAL (SELECT e.*'
+        ' FROM events e WHERE e.project_id = t.project_id COLLATE "default" AND e.%2$I = t.%2$I COLLATE "default"'
+        ' AND e.ingest_xid < %3$s AND e.created_at >= ((t.day::timestamp - interval ''12 hours'') AT TIME ZONE t.timezone)'
+        ' AND e.created_at < ((t.day + 1)::timestamp AT TIME ZONE t.timezone)'
+        ' AND (e.created_at AT TIME ZONE t.timezone)::date = t.day OFFSET 0) e',
+        member_values, member.id, from_xid) END
+      || format(') m GROUP BY %s, %I', member_keys, member.id);
+  END LOOP;
+
+  -- Per row, the members it counts for the first time: those all of whose events of the row's name
+  -- and values that day are new. Each such row got its events above, so this only updates. One
+  -- statement per day and kind of row: a (row, member) pair is kept per member of each kind, which
+  -- for a whole build is hundreds of millions, and a day's of one kind fit in memory (all at once
+  -- they spilled 15 GB to disk at 10 million events and more).
+  CREATE INDEX ON pair_visitors (day);
+  CREATE INDEX ON pair_sessions (day);
+  ANALYZE pair_visitors;
+  ANALYZE pair_sessions;
+  FOR member_day IN SELECT DISTINCT day FROM pair_visitors ORDER BY 1 LOOP
+    FOR kind IN SELECT * FROM pair_row_kinds ORDER BY ordinal LOOP
+      EXECUTE format('INSERT INTO event_pair_rollups AS r (project_id, day, name, dimension, value, by_dimension,'
+          ' by_value, first_at, events, duration_sum, duration_min, duration_max, revenue_sum, revenue_min, revenue_max,'
+          ' profiles, sessions)'
+          ' SELECT project_id, day, name, %1$L, value, %2$L, by_value, now(), 0, 0, 0, 0, 0, 0, 0,'
+          ' sum(profiles)::int, sum(sessions)::int FROM ('
+          'SELECT project_id, day, name, %3$s AS value, %4$s AS by_value, 1 AS profiles, 0 AS sessions'
+          ' FROM pair_visitors WHERE day = $1 GROUP BY 1, 2, 3, 4, 5, profile_id HAVING bool_and(fresh) UNION ALL '
+          'SELECT project_id, day, name, %3$s, %4$s, 0, 1 FROM pair_sessions'
+          ' WHERE day = $1 GROUP BY 1, 2, 3, 4, 5, session_id HAVING bool_and(fresh)) m GROUP BY 1, 2, 3, 5, 7'
+          ' ON CONFLICT ON CONSTRAINT event_pair_rollups_key DO UPDATE SET profiles = r.profiles + excluded.profiles,'
+          ' sessions = r.sessions + excluded.sessions',
+        kind.dimension, kind.by_dimension, kind.value_sql, kind.by_value_sql) USING member_day;
+    END LOOP;
+  END LOOP;
+
+  INSERT INTO event_pair_timezones AS t (project_id, timezone)
+  SELECT project_id, timezone FROM pair_event_zones WHERE rebuilt OR unrecorded
+  ON CONFLICT (project_id) DO UPDATE SET timezone = excluded.timezone;
+  IF from_xid = 0 THEN
+    ANALYZE event_pair_rollups;
+  END IF;
+END;
+$fn$;
+--> statement-breakpoint
+-- refresh_visitor_sketches(rebuild_all): the visitor sketches per hour and per project day
+-- (visitor_sketches, visitor_day_sketches) of the sessions refresh_session_rollups
+-- (src/db/routines/refresh_session_rollups.sql) has just derived. It calls this after
+-- refresh_rollups, with the temporary tables `touched_after` (the sessions of this run as it wrote them) and
+-- `touched_before` (their rows as they were before this run; none for new sessions).
+--
+-- A sketch cannot forget a visitor, but the union of two sketches is the sketch of the union and
+-- adding a visitor twice changes nothing. So:
+-- - a new session is merged into the sketches of its hour and its day (insert_visitor_sketches,
+--   src/db/routines/insert_visitor_sketches.sql, merges by union);
+-- - a session that existed and now has another hour, day or visitor (a late earlier event moved
+--   its start or changed its first event) makes its old and new hour and day rebuilt from their
+--   sessions;
+-- - a session that existed and did not change is counted already and costs nothing;
+-- - a full build (`rebuild_all`) builds every hour, and a project whose timezone changed
+--   (derived_zones, src/db/routines/derived_zones.sql) gets all of its days rebuilt.
+-- A rebuilt day whose two midnights are whole UTC hours is the union of its hours' sketches (the
+-- bit_or of their planes, no session hashed again); the days of half-hour zones are built from
+-- their sessions. Either way a day holds what date_trunc puts in it, as the new sessions merged
+-- below: where midnight happens twice (Havana falls back from 01:00 to 00:00), its first pass
+-- belongs to the day that date_trunc starts at the second, so the range around the day only
+-- narrows the index read.
+CREATE OR REPLACE FUNCTION refresh_visitor_sketches(rebuild_all boolean) RETURNS void
+LANGUAGE plpgsql
+SET jit = off
+-- DROP TABLE IF EXISTS of the temporary tables would notice "schema pg_temp does not exist".
+SET client_min_messages = warning
+AS $fn$
+DECLARE
+  hour_of constant text := 'date_bin(''1 hour'', s.started_at, timestamptz ''2000-01-01 00:00:00+00'')';
+BEGIN
+  DROP TABLE IF EXISTS pg_temp.sketch_zones, pg_temp.sketch_hours, pg_temp.sketch_days, pg_temp.new_sessions;
+  CREATE TEMPORARY TABLE sketch_zones ON COMMIT DROP AS SELECT * FROM derived_zones(rebuild_all);
+  -- The hours and days rebuilt from their sessions.
+  CREATE TEMPORARY TABLE sketch_hours (project_id text, hour timestamptz) ON COMMIT DROP;
+  CREATE TEMPORARY TABLE sketch_days (project_id text, day timestamptz, timezone text) ON COMMIT DROP;
+  INSERT INTO sketch_days
+  SELECT DISTINCT s.project_id, date_trunc('day', s.started_at, z.timezone), z.timezone
+  FROM sketch_zones z JOIN sessions s ON s.project_id = z.project_id WHERE z.rebuilt;
+
+  IF rebuild_all THEN
+    TRUNCATE visitor_sketches, visitor_day_sketches;
+    PERFORM insert_visitor_sketches('visitor_sketches', ARRAY['hour'],
+      format('SELECT s.project_id, %s AS hour, visitor_entry(s.profile_id) AS entry FROM sessions s', hour_of));
+  ELSE
+    EXECUTE format($sql$
+    INSERT INTO sketch_hours
+    SELECT DISTINCT s.project_id, h.hour
+    FROM touched_before b
+    JOIN touched_after s ON s.project_id = b.project_id AND s.id = b.id
+    CROSS JOIN LATERAL (VALUES (%1$s), (%2$s)) AS h(hour)
+    WHERE %1$s <> %2$s OR b.profile_id IS DISTINCT FROM s.profile_id
+    $sql$, replace(hour_of, 's.', 'b.'), hour_of);
+    INSERT INTO sketch_days
+    SELECT DISTINCT s.project_id, d.day, z.timezone
+    FROM touched_before b
+    JOIN touched_after s ON s.project_id = b.project_id AND s.id = b.id
+    JOIN sketch_zones z ON z.project_id = s.project_id AND NOT z.rebuilt
+    CROSS JOIN LATERAL (VALUES (date_trunc('day', b.started_at, z.timezone)), (date_trunc('day', s.started_at, z.timezone))) AS d(day)
+    WHERE date_trunc('day', b.started_at, z.timezone) <> date_trunc('day', s.started_at, z.timezone)
+      OR b.profile_id IS DISTINCT FROM s.profile_id;
+    DELETE FROM visitor_sketches v USING sketch_hours h WHERE v.project_id = h.project_id AND v.hour = h.hour;
+    PERFORM insert_visitor_sketches('visitor_sketches', ARRAY['hour'],
+      format('SELECT s.project_id, h.hour, visitor_entry(s.profile_id) AS entry FROM sketch_hours h'
+        ' JOIN sessions s ON s.project_id = h.project_id AND s.started_at >= h.hour AND s.started_at < h.hour + interval ''1 hour'''));
+    -- The new sessions, merged into the sketches of their hour (before the days are built from hours).
+    CREATE TEMPORARY TABLE new_sessions ON COMMIT DROP AS
+    SELECT s.project_id, s.started_at, s.profile_id
+    FROM touched_after s
+    WHERE NOT EXISTS (SELECT 1 FROM touched_before b WHERE b.project_id = s.project_id AND b.id = s.id);
+    PERFORM insert_visitor_sketches('visitor_sketches', ARRAY['hour'],
+      format('SELECT s.project_id, %s AS hour, visitor_entry(s.profile_id) AS entry FROM new_sessions s', hour_of));
+  END IF;
+
+  -- The days rebuilt: whole-hour days from their hours, the others from their sessions.
+  ANALYZE sketch_days;
+  DELETE FROM visitor_day_sketches v USING sketch_zones z WHERE v.project_id = z.project_id AND z.rebuilt;
+  DELETE FROM visitor_day_sketches v USING sketch_days d WHERE v.project_id = d.project_id AND v.day = d.day;
+  -- The next midnight is that of the next local date, not the day's first instant plus a day: a
+  -- day without a midnight (a spring change at 00:00, as in America/Santiago) starts at 01:00, and
+  -- the day after it at 00:00 again, which adding a day to 01:00 would count in both days.
+  CREATE TEMPORARY TABLE whole_hour_days ON COMMIT DROP AS
+  SELECT project_id, day, ((day AT TIME ZONE timezone)::date + 1)::timestamp AT TIME ZONE timezone AS next_day, timezone
+  FROM sketch_days;
+  DELETE FROM whole_hour_days
+  WHERE date_trunc('hour', day, 'UTC') <> day OR date_trunc('hour', next_day, 'UTC') <> next_day;
+  ANALYZE whole_hour_days;
+  INSERT INTO visitor_day_sketches (project_id, day, plane, registers)
+  SELECT d.project_id, d.day, v.plane, bit_or(v.registers)
+  FROM whole_hour_days d
+  JOIN visitor_sketches v ON v.project_id = d.project_id AND v.hour >= d.day - interval '1 day'
+    AND v.hour < d.next_day + interval '1 day' AND date_trunc('day', v.hour, d.timezone) = d.day
+  GROUP BY d.project_id, d.day, v.plane;
+  PERFORM insert_visitor_sketches('visitor_day_sketches', ARRAY['day'],
+    $$SELECT s.project_id, d.day, visitor_entry(s.profile_id) AS entry
+      FROM sketch_days d JOIN sessions s ON s.project_id = d.project_id AND s.started_at >= d.day - interval '1 day'
+      AND s.started_at < d.day + interval '2 days' AND date_trunc('day', s.started_at, d.timezone) = d.day
+      WHERE NOT EXISTS (SELECT 1 FROM whole_hour_days w WHERE w.project_id = d.project_id AND w.day = d.day)$$);
+  DROP TABLE whole_hour_days;
+
+  IF NOT rebuild_all THEN
+    -- The new sessions of the other days, merged into their sketches.
+    PERFORM insert_visitor_sketches('visitor_day_sketches', ARRAY['day'],
+      $$SELECT s.project_id, date_trunc('day', s.started_at, z.timezone) AS day, visitor_entry(s.profile_id) AS entry
+        FROM new_sessions s JOIN sketch_zones z ON z.project_id = s.project_id AND NOT z.rebuilt
+        WHERE NOT EXISTS (SELECT 1 FROM sketch_days d WHERE d.project_id = s.project_id
+          AND d.day = date_trunc('day', s.started_at, z.timezone))$$);
+  END IF;
+END;
+$fn$;
+--> statement-breakpoint
+-- Rows built before this fix, in projects with a day whose local midnight happens twice (its first
+-- pass comes before the instant Postgres keys the day at): the visitor sketches of such a day and
+-- of the day before, rebuilt from their hours, counted that first hour in the day before, and a
+-- later run could count a visitor or session of that hour again in the day's event pair rows.
+-- Forgetting the timezone those projects' day rows were built in makes the next refresh_derived()
+-- rebuild all of their days (until then their hours answer); recording their pair rows as built in
+-- another zone rebuilds those from their events.
+DELETE FROM rollup_timezones z
+WHERE EXISTS (
+  SELECT 1 FROM visitor_day_sketches d
+  WHERE d.project_id = z.project_id
+    AND ((d.day - interval '1 second') AT TIME ZONE z.timezone)::date = (d.day AT TIME ZONE z.timezone)::date
+);
+--> statement-breakpoint
+UPDATE event_pair_timezones t SET timezone = 'UTC'
+WHERE EXISTS (
+  SELECT 1 FROM event_pair_rollups r
+  WHERE r.project_id = t.project_id
+    AND (((r.day::timestamp AT TIME ZONE t.timezone) - interval '1 second') AT TIME ZONE t.timezone)::date = r.day
+);
