@@ -4,6 +4,7 @@ import { eventPairRollups, eventRollups } from "../../src/db/schema";
 import { CHART_PAIR_COLUMNS } from "../../src/lib/dimensions";
 import { type Filter, resolveFilterField } from "../../src/lib/filter-parser";
 import type { ChartSegment, ChartSeriesQuery } from "../../src/queries/charts/model";
+import type { DistinctSegment } from "../../src/queries/charts/new-members";
 import { chartRollupSource, chartRollupsCover } from "../../src/queries/charts/rollups";
 import { chartSeries } from "../../src/queries/charts/series";
 import {
@@ -583,8 +584,8 @@ describe("distinct members per day where midnight happens twice", () => {
     // Havana falls back from 01:00 to 00:00 on 2025-11-02, and Postgres resolves that date's
     // midnight to the second pass (05:00 UTC): ana's first event (04:30 UTC, November 2) comes
     // before it, cy's (04:40 UTC, also November 2) within November 1's range as resolved. The
-    // second run brings one more event of each, and must count ana once on November 2 and cy on
-    // both days.
+    // second batch brings one more event of each: ana must count once on November 2, cy on both
+    // days, in charts while the batch waits for the refresh and in the day rows after it.
     const organization = await createOrganization(database.db);
     const havana = await createProject(database.db, organization, { timezone: "America/Havana" });
     const event = (sessionId: string, profileId: string, at: string): EventInput => ({
@@ -599,10 +600,40 @@ describe("distinct members per day where midnight happens twice", () => {
       event("c", "cy", "2025-11-02T04:40:00Z"),
     ]);
     await foldIn(havana);
-    await insertEvents(database.db, [
-      event("a", "ana", "2025-11-02T12:00:00Z"),
-      event("c", "cy", "2025-11-01T20:00:00Z"),
-    ]);
+    const second = [event("a", "ana", "2025-11-02T12:00:00Z"), event("c", "cy", "2025-11-01T20:00:00Z")];
+    // November 1 and 2 by day: their first midnights (04:00 UTC both), and November 3's (05:00).
+    const days = [Date.parse("2025-11-01T04:00:00Z"), Date.parse("2025-11-02T04:00:00Z")];
+    const chart = (segment: DistinctSegment, rollups: boolean): ChartSeriesQuery => ({
+      projectId: havana,
+      event: "screen_view",
+      segment,
+      filters: [],
+      breakdowns: [],
+      limit: 50,
+      current: {
+        window: { start: days[0] as number, end: Date.parse("2025-11-03T05:00:00Z") },
+        buckets: days,
+      },
+      rollups,
+    });
+    const lock = await rawConnection();
+    try {
+      // The refresh lock keeps every refresh from folding the second batch in meanwhile.
+      await lock.query("select pg_advisory_lock(hashtext('refresh_derived'))");
+      await insertEvents(database.db, second, { refresh: false });
+      for (const segment of ["user", "session"] as const) {
+        expect(await chartRollupSource(database.db, chart(segment, true))).toBeDefined();
+        const exact = await chartSeries(database.db, chart(segment, false));
+        expect(exact.groups.map((group) => group.current.map(Number))).toEqual([[1, 2]]);
+        expect({ segment, result: await chartSeries(database.db, chart(segment, true)) }).toEqual({
+          segment,
+          result: exact,
+        });
+      }
+    } finally {
+      await lock.query("select pg_advisory_unlock(hashtext('refresh_derived'))");
+      await lock.end();
+    }
     await foldIn(havana);
     const rows = await database.db
       .select({

@@ -40,9 +40,12 @@ export function newMemberUnits(
   watermark: number,
 ) {
   const member = memberOf(query.segment, events);
-  // The local midnight that starts the event's day, and the next one, as instants.
+  // The event's local date, and a range of instants around it that narrows the index read. Where
+  // midnight happens twice (Havana falls back from 01:00 to 00:00) Postgres resolves the date's
+  // midnight to the second, so the range starts half a day before it, as the pair rows' refresh
+  // reads (src/db/routines/refresh_event_pair_rollups.sql), and the date itself is compared.
   const localDay = sql`date_trunc('day', ${events.createdAt} at time zone ${timeZone})`;
-  const dayStart = sql`(${localDay} at time zone ${timeZone})`;
+  const dayStart = sql`((${localDay} - interval '12 hours') at time zone ${timeZone})`;
   const dayEnd = sql`((${localDay} + interval '1 day') at time zone ${timeZone})`;
   const sameValues: SQL[] = columns.map(
     (column) =>
@@ -58,6 +61,7 @@ export function newMemberUnits(
         lt(earlier.ingestXid, watermark),
         gte(earlier.createdAt, dayStart),
         lt(earlier.createdAt, dayEnd),
+        sql`date_trunc('day', ${earlier.createdAt} at time zone ${timeZone}) = ${localDay}`,
         eq(earlier.name, events.name),
         ...sameValues,
       ),
