@@ -474,11 +474,11 @@ describe("visitors whose sessions of a day match the filters only between them",
   });
 });
 
-describe("a breakdown counts first the values with the most sessions, and still finds a small one", () => {
+describe("a breakdown and /pages count first the values with the most sessions, and still find a small one", () => {
   const skewed = uniqueId("combined-skewed");
   // Ten large cities of 30 sessions in Norway, three of them with one or two sessions on a phone;
   // "Zed" has 12 sessions in all, every one on a phone. (All in one country: a city's rows are
-  // per city and country.)
+  // per city and country.) Each city's sessions see one page of their own, "/atlanta" to "/zed".
   const LARGE = ["Atlanta", "Bergen", "Cairo", "Dakar", "Essen", "Fes", "Graz", "Hue", "Ica", "Jena"];
   const MATCHED: Record<string, number> = { Atlanta: 2, Bergen: 2, Cairo: 1 };
   const sessions: Array<{ city: string; matches: boolean }> = [
@@ -487,6 +487,13 @@ describe("a breakdown counts first the values with the most sessions, and still 
     ),
     ...Array.from({ length: 12 }, () => ({ city: "Zed", matches: true })),
   ];
+  const combined: SessionScope = {
+    projectId: skewed,
+    window: { start: FROM, end: FROM + DAY },
+    filters: parse([is("country", "is", ["NO"]), is("device", "is", ["mobile"])]),
+    rollups: true,
+    projectTimezone: "UTC",
+  };
 
   beforeAll(async () => {
     const organizationId = await createOrganization(database.db);
@@ -499,6 +506,7 @@ describe("a breakdown counts first the values with the most sessions, and still 
         profileId: `v${index}`,
         createdAt: new Date(FROM + 3_600_000 + index * 1_000),
         city,
+        path: `/${city.toLowerCase()}`,
         country: "NO",
         device: matches ? "mobile" : "desktop",
       })),
@@ -509,13 +517,6 @@ describe("a breakdown counts first the values with the most sessions, and still 
     // One row and one more: the eight values of the largest bounds (four per row needed) are
     // counted first, where Atlanta and Bergen match 2 each; another value is counted only with a
     // bound of 2 or more, which Zed (12) has.
-    const combined: SessionScope = {
-      projectId: skewed,
-      window: { start: FROM, end: FROM + DAY },
-      filters: parse([is("country", "is", ["NO"]), is("device", "is", ["mobile"])]),
-      rollups: true,
-      projectTimezone: "UTC",
-    };
     expect(await bitStringsCover(database.db, combined, [])).toBe(true);
     for (const page of [
       { offset: 0, limit: 1 },
@@ -529,6 +530,24 @@ describe("a breakdown counts first the values with the most sessions, and still 
     expect(first.map(({ name, sessions }) => ({ name, sessions }))).toEqual([
       { name: "Zed", sessions: 12 },
       { name: "Atlanta", sessions: 2 },
+    ]);
+  });
+
+  it("a page of few sessions that all match ranks first, above the largest pages", async () => {
+    // The same for the cities' pages: /atlanta and /bergen match 2 each among the eight largest;
+    // /zed (12) has a bound of 2 or more.
+    for (const page of [
+      { offset: 0, limit: 1 },
+      { offset: 1, limit: 2 },
+      { offset: 0, limit: 20 },
+    ]) {
+      const answered = await topPages(database.db, combined, page);
+      expect(answered).toEqual(await topPages(database.db, { ...combined, rollups: false }, page));
+    }
+    const first = await topPages(database.db, combined, { offset: 0, limit: 1 });
+    expect(first.map(({ path, sessions }) => ({ path, sessions }))).toEqual([
+      { path: "/zed", sessions: 12 },
+      { path: "/atlanta", sessions: 2 },
     ]);
   });
 });

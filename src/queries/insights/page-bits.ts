@@ -1,8 +1,8 @@
 import { type AnyColumn, type SQL, sql } from "drizzle-orm";
-import { pageDayBits, pageDaySlices } from "../../db/schema";
+import { pageDayBits, pageDayRollups, pageDaySlices } from "../../db/schema";
 import { rankOrder } from "../sql-helpers";
 import type { BitStringFilter, Page, SessionScope } from "./model";
-import { dayMasks, slicedSum } from "./session-masks";
+import { countedWithinBounds, dayMasks, slicedSum } from "./session-masks";
 
 /**
  * Page rows under two or three filters, from the page strings per project day
@@ -24,15 +24,52 @@ function samePage(a: PageKey, b: PageKey): SQL {
 
 const RANKED: PageKey = { origin: sql`r.origin`, path: sql`r.path` };
 
+/** A page's key for a hashed test: origin and path, NULL apart from "" (a string may hold either). */
+const pageKey = (origin: SQL | AnyColumn, path: SQL | AnyColumn): SQL =>
+  sql`${origin} is null, coalesce(${origin}, ''), ${path} is null, coalesce(${path}, '')`;
+
+/**
+ * The page strings ANDed with each day's mask, as rows `origin`, `path`, `title`, `sessions` (the
+ * matching sessions of the page and title that day). With `page`, not every page is counted, as in
+ * a breakdown (session-bits.ts): a page matches no more sessions than it has in the window (its
+ * bound, from the page day rollups), so the pages of the largest bounds are counted first, and
+ * then only the pages whose bound reaches the count at the page's last place among them. A site
+ * of thousands of pages counts tens of them, not all. Without `page`, every page is counted.
+ */
+function countedPages(scope: SessionScope, page?: Page): SQL {
+  const p = pageDayBits;
+  const r = pageDayRollups;
+  const countedOf = (which?: SQL) => sql`
+      select ${p.origin} as origin, ${p.path} as path, ${p.title} as title, bit_count(m.mask & ${p.sessions}) as sessions
+      from masks m join ${p} on ${p.projectId} = ${scope.projectId} and ${p.day} = m.day
+      ${
+        which === undefined
+          ? sql``
+          : sql`where coalesce((${pageKey(p.origin, p.path)}) in (select ${pageKey(sql`b.origin`, sql`b.path`)} from bounds b where ${which}), false)`
+      }`;
+  if (page === undefined) return sql`counted as materialized (${countedOf()})`;
+  return sql`
+    bounds as materialized (
+      select origin, path, bound, row_number() over (order by bound desc, path collate "C", origin collate "C") as place
+      from (
+        select ${r.origin} as origin, ${r.path} as path, sum(${r.sessions}) as bound from ${r}
+        where ${r.projectId} = ${scope.projectId}
+          and ${r.day} >= ${new Date(scope.window.start)} and ${r.day} < ${new Date(scope.window.end)}
+        group by ${r.origin}, ${r.path}
+      ) as per_page
+    ),
+    ${countedWithinBounds(countedOf, sql`origin, path`, page)}`;
+}
+
 /**
  * The matching sessions' page rows (title, origin, path, sessions, pageviews, bounces, duration_ms,
  * timed_views), one per page. With `page`, the pages are ranked by their matching sessions first
- * (one AND and count per page and day), and only that page of them, one more than the page, is
- * summed from the slices: the caller ranks these rows again with offset 0. Without it, every page
- * with a matching session is summed (`/pages/performance` sorts them by any figure).
+ * (one AND and count per page and day, of the pages that can reach it: countedPages), and only
+ * that page of them, one more than the page, is summed from the slices: the caller ranks these
+ * rows again with offset 0. Without it, every page with a matching session is summed
+ * (`/pages/performance` sorts them by any figure).
  */
 export function maskedPageRows(scope: SessionScope, filters: readonly BitStringFilter[], page?: Page): SQL {
-  const p = pageDayBits;
   const s = pageDaySlices;
   const count = sql`sum(sessions)`;
   const cut =
@@ -43,10 +80,7 @@ export function maskedPageRows(scope: SessionScope, filters: readonly BitStringF
   return sql`(
     with masks as materialized (${dayMasks(scope, filters, scope.window)}),
     -- Materialized: flattened into the ranking, its strings would be sorted before they are counted.
-    counted as materialized (
-      select ${p.origin} as origin, ${p.path} as path, ${p.title} as title, bit_count(m.mask & ${p.sessions}) as sessions
-      from masks m join ${p} on ${p.projectId} = ${scope.projectId} and ${p.day} = m.day
-    ),
+    ${countedPages(scope, page)},
     ranked as materialized (
       -- A session has one title per page: the greatest of the matching sessions' is that of a string with a match.
       select origin, path, max(title) filter (where sessions > 0) as title, ${count} as sessions

@@ -6,7 +6,7 @@ import { rankOrder } from "../sql-helpers";
 import { combinedVisitors } from "./combined-visitors";
 import type { BitStringFilter, MetricsAnswer, Page, SessionScope } from "./model";
 import { summedSessionMetrics, withVisitors } from "./rollups";
-import { dayMasks, slicedSum, sliceWeight } from "./session-masks";
+import { countedWithinBounds, dayMasks, slicedSum, sliceWeight } from "./session-masks";
 
 /**
  * Two or three filters at once, from the bit strings per project day over the day's sessions
@@ -60,13 +60,6 @@ export function maskedDayRows(scope: SessionScope, filters: readonly BitStringFi
 }
 
 /**
- * How many values are counted first, per value the page needs (its offset, its rows and one more):
- * enough that the page's last count among them is close to the true one even when the filters
- * favour values that are not the largest overall (a country filter under a city breakdown).
- */
-const FIRST_COUNTED_PER_NEEDED = 4;
-
-/**
  * A breakdown of the matching sessions by `dimension`, as session rollup rows of the page's values
  * only: the values are ranked by their matching sessions first (one AND and count per day and
  * value), and only the page's values, one more than the page, are summed from the slices. The
@@ -93,8 +86,6 @@ export function maskedBreakdownRows(
   const r = sessionDayRollups;
   const count = sql`sum(sessions)`;
   const weight = (measure: string) => sql`coalesce(sum(w.weight) filter (where w.measure = ${measure}), 0)`;
-  const needed = page.offset + page.limit + 1;
-  const firstCounted = needed * FIRST_COUNTED_PER_NEEDED;
   // The matching sessions per day of the values of `bounds` that `which` keeps: a day's strings of
   // the dimension are one range of the day index, and only the kept values' are ANDed. The test is
   // a hashed subplan (kept from being pulled up into a join by the coalesce): as a join, Postgres
@@ -118,18 +109,7 @@ export function maskedBreakdownRows(
       ) as per_value
     ),
     -- Materialized: flattened into the ranking, its strings would be sorted before they are counted.
-    counted_first as materialized (${countedOf(sql`b.place <= ${firstCounted}`)}),
-    -- At most the count at the page's last place: that place among the values counted first.
-    least_needed as materialized (
-      select coalesce((select sessions from (
-        select sum(sessions) as sessions from counted_first group by name, prefix
-      ) as per_value order by sessions desc limit 1 offset ${needed - 1}), 0) as sessions
-    ),
-    counted as materialized (
-      select * from counted_first
-      union all
-      ${countedOf(sql`b.place > ${firstCounted} and b.bound >= (select sessions from least_needed)`)}
-    ),
+    ${countedWithinBounds(countedOf, sql`name, prefix`, page)},
     ranked as materialized (
       select name, prefix, ${count} as sessions from counted
       group by name, prefix having ${count} > 0
