@@ -121,7 +121,7 @@ BEGIN
         ' e.%2$I COLLATE "C", false FROM (SELECT DISTINCT p.project_id, p.%2$I, p.day, z.timezone FROM pair_events p'
         ' JOIN pair_event_zones z ON z.project_id = p.project_id AND NOT z.rebuilt) t CROSS JOIN LATERAL (SELECT e.*'
         ' FROM events e WHERE e.project_id = t.project_id COLLATE "default" AND e.%2$I = t.%2$I COLLATE "default"'
-        ' AND e.ingest_xid < %3$s AND e.created_at >= ((t.day::timestamp - interval ''12 hours'') AT TIME ZONE t.timezone)'
+        ' AND e.ingest_xid < %3$s AND e.created_at >= (t.day::timestamp AT TIME ZONE t.timezone) - interval ''12 hours'''
         ' AND e.created_at < ((t.day + 1)::timestamp AT TIME ZONE t.timezone)'
         ' AND (e.created_at AT TIME ZONE t.timezone)::date = t.day OFFSET 0) e',
         member_values, member.id, from_xid) END
@@ -183,8 +183,9 @@ $fn$;
 -- bit_or of their planes, no session hashed again); the days of half-hour zones are built from
 -- their sessions. Either way a day holds what date_trunc puts in it, as the new sessions merged
 -- below: where midnight happens twice (Havana falls back from 01:00 to 00:00), its first pass
--- belongs to the day that date_trunc starts at the second, so the range around the day only
--- narrows the index read.
+-- belongs to the day that date_trunc starts at the second. The range read starts half a day
+-- before the day's key (no zone has fallen back more than 7 hours since 1970) and ends at the next
+-- date's midnight as Postgres resolves it (never before the day's end); it only narrows the read.
 CREATE OR REPLACE FUNCTION refresh_visitor_sketches(rebuild_all boolean) RETURNS void
 LANGUAGE plpgsql
 SET jit = off
@@ -253,13 +254,14 @@ BEGIN
   INSERT INTO visitor_day_sketches (project_id, day, plane, registers)
   SELECT d.project_id, d.day, v.plane, bit_or(v.registers)
   FROM whole_hour_days d
-  JOIN visitor_sketches v ON v.project_id = d.project_id AND v.hour >= d.day - interval '1 day'
-    AND v.hour < d.next_day + interval '1 day' AND date_trunc('day', v.hour, d.timezone) = d.day
+  JOIN visitor_sketches v ON v.project_id = d.project_id AND v.hour >= d.day - interval '12 hours'
+    AND v.hour < d.next_day AND date_trunc('day', v.hour, d.timezone) = d.day
   GROUP BY d.project_id, d.day, v.plane;
   PERFORM insert_visitor_sketches('visitor_day_sketches', ARRAY['day'],
     $$SELECT s.project_id, d.day, visitor_entry(s.profile_id) AS entry
-      FROM sketch_days d JOIN sessions s ON s.project_id = d.project_id AND s.started_at >= d.day - interval '1 day'
-      AND s.started_at < d.day + interval '2 days' AND date_trunc('day', s.started_at, d.timezone) = d.day
+      FROM sketch_days d JOIN sessions s ON s.project_id = d.project_id AND s.started_at >= d.day - interval '12 hours'
+      AND s.started_at < ((d.day AT TIME ZONE d.timezone)::date + 1)::timestamp AT TIME ZONE d.timezone
+      AND date_trunc('day', s.started_at, d.timezone) = d.day
       WHERE NOT EXISTS (SELECT 1 FROM whole_hour_days w WHERE w.project_id = d.project_id AND w.day = d.day)$$);
   DROP TABLE whole_hour_days;
 
@@ -274,21 +276,21 @@ BEGIN
 END;
 $fn$;
 --> statement-breakpoint
--- Rows built before this fix, in projects with a day whose local midnight happens twice (its first
--- pass comes before the instant Postgres keys the day at): the visitor sketches of such a day and
--- of the day before, rebuilt from their hours, counted that first hour in the day before, and a
--- later run could count a visitor or session of that hour again in the day's event pair rows.
--- Forgetting the timezone those projects' day rows were built in makes the next refresh_derived()
--- rebuild all of their days (until then their hours answer); recording their pair rows as built in
--- another zone rebuilds those from their events.
+-- Rows built before this fix, in projects with a day whose local midnight happens twice: an hour
+-- of the first pass comes before the instant Postgres keys its day at. The visitor sketch of such a
+-- day and of the day before, rebuilt from their hours, counted that hour in the day before (which
+-- may then be the only day with a row), and a later run could count a visitor or session of that
+-- hour again in the day's event pair rows. Forgetting the timezone those projects' day rows were
+-- built in makes the next refresh_derived() rebuild all of their days (until then their hours
+-- answer). Their pair rows are recorded as built in no zone (''): no request reads them, and the
+-- next refresh builds them again from their events.
 DELETE FROM rollup_timezones z
 WHERE EXISTS (
-  SELECT 1 FROM visitor_day_sketches d
-  WHERE d.project_id = z.project_id
-    AND ((d.day - interval '1 second') AT TIME ZONE z.timezone)::date = (d.day AT TIME ZONE z.timezone)::date
+  SELECT 1 FROM visitor_sketches h
+  WHERE h.project_id = z.project_id AND date_trunc('day', h.hour, z.timezone) > h.hour
 );
 --> statement-breakpoint
-UPDATE event_pair_timezones t SET timezone = 'UTC'
+UPDATE event_pair_timezones t SET timezone = ''
 WHERE EXISTS (
   SELECT 1 FROM event_pair_rollups r
   WHERE r.project_id = t.project_id

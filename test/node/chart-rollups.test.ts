@@ -460,6 +460,16 @@ describe("pair rows per local day", () => {
     await expectPathsAgree(projectId, [...kolkata, utcDays], (shape) => shape !== utcDays);
 
     await database.db.execute(sql`update projects set timezone = 'Europe/Oslo' where id = ${projectId}`);
+    // Until a refresh builds them again, the rows of the old zone answer no series.
+    const pairCases = CASES.filter(isPairCase);
+    expect(pairCases.length).toBeGreaterThan(3);
+    for (const item of pairCases) {
+      const query = chartQuery(projectId, item, kolkata[0] as (typeof SHAPES)[number], true);
+      expect({ ...item, source: await chartRollupSource(database.db, query) }).toEqual({
+        ...item,
+        source: undefined,
+      });
+    }
     await builtIn(projectId, "Europe/Oslo");
     const oslo = localShapes("Oslo", 2 * HOUR);
     await expectPathsAgree(projectId, [...oslo, ...kolkata], (shape) => oslo.includes(shape));

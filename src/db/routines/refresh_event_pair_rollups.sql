@@ -121,7 +121,7 @@ BEGIN
         ' e.%2$I COLLATE "C", false FROM (SELECT DISTINCT p.project_id, p.%2$I, p.day, z.timezone FROM pair_events p'
         ' JOIN pair_event_zones z ON z.project_id = p.project_id AND NOT z.rebuilt) t CROSS JOIN LATERAL (SELECT e.*'
         ' FROM events e WHERE e.project_id = t.project_id COLLATE "default" AND e.%2$I = t.%2$I COLLATE "default"'
-        ' AND e.ingest_xid < %3$s AND e.created_at >= ((t.day::timestamp - interval ''12 hours'') AT TIME ZONE t.timezone)'
+        ' AND e.ingest_xid < %3$s AND e.created_at >= (t.day::timestamp AT TIME ZONE t.timezone) - interval ''12 hours'''
         ' AND e.created_at < ((t.day + 1)::timestamp AT TIME ZONE t.timezone)'
         ' AND (e.created_at AT TIME ZONE t.timezone)::date = t.day OFFSET 0) e',
         member_values, member.id, from_xid) END

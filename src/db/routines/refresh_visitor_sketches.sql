@@ -18,8 +18,9 @@
 -- bit_or of their planes, no session hashed again); the days of half-hour zones are built from
 -- their sessions. Either way a day holds what date_trunc puts in it, as the new sessions merged
 -- below: where midnight happens twice (Havana falls back from 01:00 to 00:00), its first pass
--- belongs to the day that date_trunc starts at the second, so the range around the day only
--- narrows the index read.
+-- belongs to the day that date_trunc starts at the second. The range read starts half a day
+-- before the day's key (no zone has fallen back more than 7 hours since 1970) and ends at the next
+-- date's midnight as Postgres resolves it (never before the day's end); it only narrows the read.
 CREATE OR REPLACE FUNCTION refresh_visitor_sketches(rebuild_all boolean) RETURNS void
 LANGUAGE plpgsql
 SET jit = off
@@ -88,13 +89,14 @@ BEGIN
   INSERT INTO visitor_day_sketches (project_id, day, plane, registers)
   SELECT d.project_id, d.day, v.plane, bit_or(v.registers)
   FROM whole_hour_days d
-  JOIN visitor_sketches v ON v.project_id = d.project_id AND v.hour >= d.day - interval '1 day'
-    AND v.hour < d.next_day + interval '1 day' AND date_trunc('day', v.hour, d.timezone) = d.day
+  JOIN visitor_sketches v ON v.project_id = d.project_id AND v.hour >= d.day - interval '12 hours'
+    AND v.hour < d.next_day AND date_trunc('day', v.hour, d.timezone) = d.day
   GROUP BY d.project_id, d.day, v.plane;
   PERFORM insert_visitor_sketches('visitor_day_sketches', ARRAY['day'],
     $$SELECT s.project_id, d.day, visitor_entry(s.profile_id) AS entry
-      FROM sketch_days d JOIN sessions s ON s.project_id = d.project_id AND s.started_at >= d.day - interval '1 day'
-      AND s.started_at < d.day + interval '2 days' AND date_trunc('day', s.started_at, d.timezone) = d.day
+      FROM sketch_days d JOIN sessions s ON s.project_id = d.project_id AND s.started_at >= d.day - interval '12 hours'
+      AND s.started_at < ((d.day AT TIME ZONE d.timezone)::date + 1)::timestamp AT TIME ZONE d.timezone
+      AND date_trunc('day', s.started_at, d.timezone) = d.day
       WHERE NOT EXISTS (SELECT 1 FROM whole_hour_days w WHERE w.project_id = d.project_id AND w.day = d.day)$$);
   DROP TABLE whole_hour_days;
 

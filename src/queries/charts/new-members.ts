@@ -45,7 +45,7 @@ export function newMemberUnits(
   // midnight to the second, so the range starts half a day before it, as the pair rows' refresh
   // reads (src/db/routines/refresh_event_pair_rollups.sql), and the date itself is compared.
   const localDay = sql`date_trunc('day', ${events.createdAt} at time zone ${timeZone})`;
-  const dayStart = sql`((${localDay} - interval '12 hours') at time zone ${timeZone})`;
+  const dayStart = sql`((${localDay} at time zone ${timeZone}) - interval '12 hours')`;
   const dayEnd = sql`((${localDay} + interval '1 day') at time zone ${timeZone})`;
   const sameValues: SQL[] = columns.map(
     (column) =>

@@ -1,7 +1,14 @@
 import { and, eq, gte, lt, type SQL, sql } from "drizzle-orm";
 import type { PgColumn } from "drizzle-orm/pg-core";
 import type { Database } from "../../db/client";
-import { derivedState, eventPairRollups, eventPairTimezones, eventRollups, events } from "../../db/schema";
+import {
+  derivedState,
+  eventPairRollups,
+  eventPairTimezones,
+  eventRollups,
+  events,
+  projects,
+} from "../../db/schema";
 import { CHART_PAIR_COLUMNS, CHART_ROLLUP_COLUMNS } from "../../lib/dimensions";
 import type { FilterColumn, FilterField } from "../../lib/filter-parser";
 import { dayNumberDate, HOUR_MS, localDayNumber } from "../../lib/timezone";
@@ -154,8 +161,9 @@ export interface ChartRollupSource {
 /**
  * The rows that answer the series (chartRollupsCover), or undefined for the exact path. The day rows
  * are per local day of the zone recorded for the project: they answer only when every window and
- * bucket edge starts such a day (for a distinct count, when every bucket is one such day), and not
- * before their first build recorded it.
+ * bucket edge starts such a day (for a distinct count, when every bucket is one such day), not
+ * before their first build recorded it, and not while the recorded zone is another than the
+ * project's (after a timezone change until the next refresh rebuilds them, or a repair's '').
  */
 export async function chartRollupSource(
   db: Database,
@@ -167,7 +175,13 @@ export async function chartRollupSource(
   const [zone] = await db
     .select({ timeZone: eventPairTimezones.timezone })
     .from(eventPairTimezones)
-    .where(eq(eventPairTimezones.projectId, query.projectId));
+    .leftJoin(projects, eq(projects.id, eventPairTimezones.projectId))
+    .where(
+      and(
+        eq(eventPairTimezones.projectId, query.projectId),
+        sql`${eventPairTimezones.timezone} = coalesce(${projects.timezone}, 'UTC')`,
+      ),
+    );
   if (!zone) return undefined;
   const { timeZone } = zone;
   const startsDay = (ms: number) => localDayNumber(ms, timeZone) !== localDayNumber(ms - 1, timeZone);
