@@ -41,8 +41,11 @@ DECLARE
   -- are keyed. Where midnight happens twice (clocks falling back at 01:00, Havana), a start in the
   -- first pass belongs to the day that begins at the second, so the range around the day only
   -- narrows the index read: cut at the midnights, it put those sessions under a day not rebuilt
-  -- (a duplicate key) or left them out of theirs (visitors lost).
-  day_sessions constant text := 's.started_at >= d.day - interval ''1 day'' AND s.started_at < d.day + interval ''2 days'''
+  -- (a duplicate key) or left them out of theirs (visitors lost). It starts half a day before the
+  -- day's key (no zone has fallen back more than 7 hours since 1970) and ends at the next date's
+  -- midnight as Postgres resolves it (never before the day's end).
+  day_sessions constant text := 's.started_at >= d.day - interval ''12 hours'''
+    ' AND s.started_at < ((d.day AT TIME ZONE z.timezone)::date + 1)::timestamp AT TIME ZONE z.timezone'
     ' AND date_trunc(''day'', s.started_at, z.timezone) = d.day';
   -- One aggregate per dimension over a table of sessions with their `day` and `entry`: the
   -- distinct entries of each (day, value) group, a hash aggregate each.
