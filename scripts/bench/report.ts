@@ -285,7 +285,10 @@ export function renderReport(results: BenchResults): string {
       "(index `(project_id, created_at, id)`), through `pg` on the same database in the same run, with a " +
       `${o.baselineTimeoutSeconds} s statement timeout (a baseline that hits it is shown as ` +
       "`> timeout`, its longer windows are not run, and its speed-up is a lower bound); " +
-      "speed-up = baseline p50 / our uncached p50.",
+      "speed-up = baseline p50 / our uncached p50. Before the first cell, three rounds of unmeasured " +
+      "requests (unfiltered, and under filters on values no data set holds, over one day before any " +
+      "traffic) compile the Worker's paths and let the relay's pooled Postgres sessions open and plan " +
+      "what filtered answers read, without reading a data page a cell reads.",
   );
   lines.push("");
   lines.push("## Targets of issue 5");
