@@ -55,7 +55,7 @@ beforeAll(async () => {
     sql`select id from events where project_id = ${projectId} order by created_at desc, id desc`,
   );
   allIds = rows.rows.map((row) => row.id);
-}, 120_000);
+});
 
 afterAll(async () => {
   await admin.close();

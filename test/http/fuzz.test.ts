@@ -35,7 +35,7 @@ beforeAll(async () => {
       properties: { plan: i % 2 === 0 ? "pro" : "free", amount: i },
     })),
   );
-}, 60_000);
+});
 afterAll(() => database.close());
 
 interface Outcome {

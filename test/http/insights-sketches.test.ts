@@ -40,7 +40,7 @@ beforeAll(async () => {
       case when i % 3 = 0 then 'NO' else 'SE' end
     from generate_series(1, ${SESSIONS}) as i`);
   await database.db.execute(sql`select refresh_derived()`);
-}, 120_000);
+});
 afterAll(() => database.close());
 
 interface MetricsBody {

@@ -71,7 +71,7 @@ beforeAll(async () => {
     await insertEvents(database.db, events.slice(i, i + 200));
   }
   await foldIn(oneBatch, trickled);
-}, 120_000);
+});
 
 function steps(start: number, end: number, step: number): number[] {
   const buckets: number[] = [];
@@ -340,7 +340,7 @@ describe("rollup path = exact path", () => {
       await lock.query("select pg_advisory_unlock(hashtext('refresh_derived'))");
       await lock.end();
     }
-  }, 60_000);
+  });
 
   it("leaves distinct counts of several rows, other filters, two breakdowns and minute edges to the exact path", () => {
     const shape = SHAPES[1] as (typeof SHAPES)[number];
@@ -473,7 +473,7 @@ describe("pair rows per local day", () => {
     await builtIn(projectId, "Europe/Oslo");
     const oslo = localShapes("Oslo", 2 * HOUR);
     await expectPathsAgree(projectId, [...oslo, ...kolkata], (shape) => oslo.includes(shape));
-  }, 120_000);
+  });
 });
 
 describe("incremental maintenance", () => {

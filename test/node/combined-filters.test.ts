@@ -39,7 +39,7 @@ beforeAll(async () => {
   await database.db.insert(projects).values({ id: projectId, organizationId, name: projectId });
   const traffic = generateTraffic({ projectId, seed: 52, sessions: 600, from: FROM, to: TO });
   await insertEvents(database.db, traffic as EventInput[]);
-}, 120_000);
+});
 
 /** The scope as a route builds it: Postgres says whether a regex pattern matches the empty text. */
 async function scopeOf(filters: FilterInput[], rollups: boolean, window = { start: FROM, end: TO }) {
@@ -443,7 +443,7 @@ describe("visitors whose sessions of a day match the filters only between them",
         device,
       })),
     );
-  }, 60_000);
+  });
 
   it("are not counted: Norway on a phone is B and D on the first day, C on the second", async () => {
     const filters = parse([is("country", "is", ["NO"]), is("device", "is", ["mobile"])]);
@@ -511,7 +511,7 @@ describe("a breakdown and /pages count first the values with the most sessions, 
         device: matches ? "mobile" : "desktop",
       })),
     );
-  }, 60_000);
+  });
 
   it("a city of few sessions that all match ranks first, above the largest cities", async () => {
     // One row and one more: the eight values of the largest bounds (four per row needed) are

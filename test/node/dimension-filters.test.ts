@@ -39,7 +39,7 @@ const projectId = uniqueId("dimension-filter");
 beforeAll(async () => {
   const traffic = generateTraffic({ projectId, seed: 51, sessions: 500, from: FROM, to: TO });
   await insertEvents(database.db, traffic as EventInput[]);
-}, 120_000);
+});
 
 function scope(filters: FilterInput[], start: number, end: number, rollups: boolean): SessionScope {
   return { projectId, window: { start, end }, filters: parse(filters), rollups, projectTimezone: "UTC" };
@@ -230,7 +230,7 @@ describe("visitors of a large filtered window, from the sketches per day and val
     // shared test database its 24,000 sessions may stay under the refresh's own threshold, and a
     // project planned as one session reads the window's pages once per session.
     await database.db.execute(sql`analyze sessions, session_pages, session_names`);
-  }, 120_000);
+  });
 
   const largeScope = (filters: FilterInput[], rollups: boolean): SessionScope => ({
     projectId: large,

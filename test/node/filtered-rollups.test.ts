@@ -46,7 +46,7 @@ let projectId: string;
 beforeAll(async () => {
   organizationId = await createOrganization(database.db);
   projectId = await trafficProject(null);
-}, 120_000);
+});
 
 function scope(
   filters: FilterInput[],

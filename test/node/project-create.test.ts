@@ -60,7 +60,7 @@ describe("project:create", () => {
     expect(client).toMatchObject({ type: "read", projectId, organizationId: `org-${projectId}` });
     expect(await verifySecret(secret ?? "", client?.secretHash ?? "")).toBe(true);
     expect(result.stdout).toContain(`/insights/${projectId}/metrics`);
-  }, 60_000);
+  });
 
   it("adds a project to an existing organization, without a client when asked", async () => {
     const result = await createProject(
@@ -80,7 +80,7 @@ describe("project:create", () => {
       .from(projects)
       .where(eq(projects.id, `shop-${suffix}`));
     expect(project).toMatchObject({ organizationId: `org-acme-web-${suffix}`, timezone: null });
-  }, 60_000);
+  });
 
   it.each([
     ["no name", [], "--name is required", undefined],

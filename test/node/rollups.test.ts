@@ -55,7 +55,7 @@ beforeAll(async () => {
   for (let i = 0; i < events.length; i += 150) {
     await insertEvents(database.db, events.slice(i, i + 150));
   }
-}, 120_000);
+});
 
 const scope = (projectId: string, start: number, end: number, rollups: boolean): SessionScope => ({
   projectId,
