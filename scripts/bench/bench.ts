@@ -20,10 +20,10 @@ import pg from "pg";
 import { describeTarget } from "../local/target-database";
 import { DEMO_CLIENTS } from "../seed/demo-fixtures";
 import {
+  apiRequest,
   BENCH_PROJECT,
   type BenchFilter,
   benchWindow,
-  CHART_BREAKDOWN,
   ENDPOINTS,
   FILTER_KINDS,
   WINDOW_DAYS,
@@ -83,6 +83,9 @@ const WARM_FILTERS: readonly (readonly BenchFilter[])[] = [
   [{ name: "path", operator: "contains", value: ["/no-such-section/"] }],
 ];
 
+/** The cells' requests the warm-up asks under those filters: a chart, and each kind of answer. */
+const WARM_ENDPOINTS: ReadonlySet<string> = new Set(["metrics", "pages", "breakdown:city", "charts"]);
+
 /**
  * A few unmeasured requests first: the first ones after wrangler starts pay for compiling the
  * Worker's code paths and opening the relay's pooled sessions (20–50 ms instead of 10), and a
@@ -90,19 +93,10 @@ const WARM_FILTERS: readonly (readonly BenchFilter[])[] = [
  * for one-filter `/pages`), which says nothing about the steady state the targets are about.
  */
 async function warmUp(client: ApiClient): Promise<void> {
-  // A whole UTC day, as the measured windows are, long before any data set's traffic.
-  const day = "startDate=2020-01-06&endDate=2020-01-06";
-  const filtered = WARM_FILTERS.flatMap((filters) => {
-    const query = `${day}&timezone=UTC&filters=${encodeURIComponent(JSON.stringify(filters))}`;
-    const series = encodeURIComponent(JSON.stringify([{ name: "screen_view" }]));
-    const breakdowns = encodeURIComponent(JSON.stringify([{ name: CHART_BREAKDOWN }]));
-    return [
-      `/insights/${BENCH_PROJECT}/metrics?${query}`,
-      `/insights/${BENCH_PROJECT}/pages?${query}`,
-      `/insights/${BENCH_PROJECT}/city?${query}`,
-      `/export/charts?projectId=${BENCH_PROJECT}&${query}&series=${series}&breakdowns=${breakdowns}`,
-    ];
-  });
+  // One whole UTC day, as the measured windows are, long before any data set's traffic.
+  const day = benchWindow(1, new Date(Date.UTC(2020, 0, 7)));
+  const endpoints = ENDPOINTS.filter((e) => WARM_ENDPOINTS.has(e.id));
+  const filtered = WARM_FILTERS.flatMap((filters) => endpoints.map((e) => apiRequest(e, day, filters)));
   const requests = [
     "/__bench_floor",
     "/health",
