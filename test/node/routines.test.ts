@@ -82,10 +82,7 @@ describe("dimension lists spelled in SQL and in src/lib/dimensions.ts", () => {
   });
 
   it("refresh_catalogue: the columns it catalogues are EVENT_COLUMNS, in order", () => {
-    const columns = [...routine("refresh_catalogue").matchAll(/\('([a-z_]+)', e\.[a-z_]+(?:::text)?\)/g)].map(
-      (match) => match[1],
-    );
-    expect(columns).toEqual([...EVENT_COLUMNS]);
+    expect(declaredTextArray(routine("refresh_catalogue"), "catalogue_columns")).toEqual([...EVENT_COLUMNS]);
   });
 
   it("refresh_event_rollups: dimensions are CHART_ROLLUP_COLUMNS", () => {

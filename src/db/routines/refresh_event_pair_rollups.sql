@@ -125,7 +125,10 @@ BEGIN
         ' AND e.created_at < ((t.day + 1)::timestamp AT TIME ZONE t.timezone)'
         ' AND (e.created_at AT TIME ZONE t.timezone)::date = t.day OFFSET 0) e',
         member_values, member.id, from_xid) END
-      || format(') m GROUP BY %s, %I', member_keys, member.id);
+      -- In day order: each day's statement below then reads its members from adjoining pages.
+      -- Scattered, a day's 12,000 members at 1M events were spread over 6,000 pages, and reading
+      -- them again for every kind of row was most of a first build (79 of 105 s).
+      || format(') m GROUP BY %s, %I ORDER BY day', member_keys, member.id);
   END LOOP;
 
   -- Per row, the members it counts for the first time: those all of whose events of the row's name
