@@ -235,4 +235,45 @@ describe("refresh_derived()", () => {
       await scratch.drop();
     }
   });
+  it("leaves no temporary table behind when it ends, on a first build and on a later run", async () => {
+    // Postgres unlinks a dropped table's files only at commit; the routines empty theirs in place
+    // first, so a first build holds no temporary copy until its end. Read from inside each run's
+    // transaction, before the commit that would drop them anyway.
+    const scratch = await createScratchDatabase("api_temporary_tables");
+    const client = new pg.Client({ connectionString: scratch.url });
+    const leftBehind = async () => {
+      await client.query("BEGIN");
+      await client.query("SELECT refresh_derived()");
+      const tables = await client.query<{ name: string }>(
+        "SELECT relname AS name FROM pg_class WHERE relnamespace = pg_my_temp_schema() AND relkind = 'r' ORDER BY 1",
+      );
+      await client.query("COMMIT");
+      return tables.rows.map((row) => row.name);
+    };
+    try {
+      await migrateDatabase(scratch.url);
+      await client.connect();
+      // Two days of sessions with pages, a custom event with properties, and a returning visitor.
+      const insert = (first: number, last: number, path: string) =>
+        client.query(
+          `INSERT INTO events (project_id, name, device_id, profile_id, session_id, created_at, path, country, properties)
+           SELECT 'temporary', CASE k WHEN 1 THEN 'signup' ELSE 'screen_view' END, 'd' || i % 40, 'd' || i % 40,
+                  md5(i::text), $1::timestamptz + i * interval '9 minutes' + k * interval '20 seconds',
+                  $2 || i % 7, (ARRAY['NO', 'SE', 'DE'])[1 + i % 3], jsonb_build_object('plan', 'p' || i % 4)
+             FROM generate_series($3::int, $4::int) i, generate_series(0, 2) k`,
+          [at(0), path, first, last],
+        );
+      await insert(1, 300, "/first-");
+      expect(await leftBehind()).toEqual([]);
+      // Later events: some sessions grow, others are new.
+      await insert(280, 330, "/later-");
+      expect(await leftBehind()).toEqual([]);
+      // Both runs derived what they were given.
+      const sessions = await client.query<{ count: string }>("SELECT count(*) FROM sessions");
+      expect(Number(sessions.rows[0]?.count)).toBe(330);
+    } finally {
+      await client.end().catch(() => {});
+      await scratch.drop();
+    }
+  });
 });

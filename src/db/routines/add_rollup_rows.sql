@@ -12,8 +12,6 @@
 CREATE OR REPLACE FUNCTION add_rollup_rows(target text, keys text[], sums text[], source text, by_difference boolean)
 RETURNS void
 LANGUAGE plpgsql
--- DROP TABLE IF EXISTS of the temporary table would notice "schema pg_temp does not exist".
-SET client_min_messages = warning
 AS $fn$
 DECLARE
   columns text := array_to_string(keys || sums, ', ');
@@ -22,7 +20,7 @@ BEGIN
     EXECUTE format('INSERT INTO %I (%s) %s', target, columns, source);
     RETURN;
   END IF;
-  DROP TABLE IF EXISTS pg_temp.rollup_emptied;
+  PERFORM free_temporary_tables('rollup_emptied');
   CREATE TEMPORARY TABLE rollup_emptied (row_id tid) ON COMMIT DROP;
   EXECUTE format('WITH added AS (INSERT INTO %1$I AS r (%2$s) SELECT %2$s FROM (%3$s) AS source WHERE %4$s'
       ' ON CONFLICT ON CONSTRAINT %5$I DO UPDATE SET %6$s RETURNING r.ctid AS row_id, r.%7$I AS first_sum)'
@@ -33,5 +31,6 @@ BEGIN
     (SELECT string_agg(format('%1$I = r.%1$I + excluded.%1$I', sum_column), ', ') FROM unnest(sums) AS sum_column),
     sums[1]);
   EXECUTE format('DELETE FROM %I WHERE ctid = ANY (ARRAY(SELECT row_id FROM rollup_emptied))', target);
+  PERFORM free_temporary_tables('rollup_emptied');
 END;
 $fn$;

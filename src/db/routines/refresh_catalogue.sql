@@ -16,9 +16,10 @@ CREATE OR REPLACE FUNCTION refresh_catalogue(next_xid bigint, tracked integer DE
 LANGUAGE plpgsql
 SET work_mem = '256MB'
 SET jit = off
-SET client_min_messages = warning
 AS $fn$
 DECLARE
+  -- Its temporary tables, their disk given back when it ends (src/db/routines/free_temporary_tables.sql).
+  scratch_tables constant text[] := ARRAY['catalogue_events', 'catalogue_values', 'catalogue_new'];
   from_xid bigint;
   -- The event columns of contract A1 that discovery lists, by name.
   catalogue_columns text[] := ARRAY['path', 'origin', 'referrer', 'referrer_name', 'referrer_type', 'country',
@@ -37,7 +38,7 @@ BEGIN
     TRUNCATE event_name_catalogue, event_key_catalogue, event_value_catalogue;
   END IF;
 
-  DROP TABLE IF EXISTS pg_temp.catalogue_events, pg_temp.catalogue_values, pg_temp.catalogue_new;
+  PERFORM free_temporary_tables(VARIADIC scratch_tables);
   -- The new events, found through the ingest_xid BRIN index.
   CREATE TEMPORARY TABLE catalogue_events ON COMMIT DROP AS
   SELECT * FROM events WHERE ingest_xid >= from_xid AND ingest_xid < next_xid;
@@ -106,5 +107,6 @@ BEGIN
   WHERE k.project_id = a.project_id AND k.name = a.name AND k.key = a.key;
 
   UPDATE derived_state SET processed_xid = next_xid, last_run_at = now() WHERE name = 'catalogue';
+  PERFORM free_temporary_tables(VARIADIC scratch_tables);
 END;
 $fn$;

@@ -30,6 +30,11 @@ BEGIN
   PERFORM refresh_event_rollups(next_xid);
   PERFORM refresh_catalogue(next_xid);
   PERFORM refresh_profile_summaries(next_xid, sessions_rebuilt);
+  -- The touched sessions (src/db/routines/refresh_session_rollups.sql), read up to here: on a
+  -- first build a copy of every session, freed now rather than at commit
+  -- (src/db/routines/free_temporary_tables.sql).
+  PERFORM free_temporary_tables('touched_sessions', 'touched_before', 'touched_after', 'touched_pages_before',
+    'touched_names_before', 'touched_pages', 'touched_names', 'rollup_zones');
   PERFORM refresh_profile_activity(next_xid);
   RETURN touched;
 END;

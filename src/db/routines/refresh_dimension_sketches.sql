@@ -32,10 +32,11 @@
 CREATE OR REPLACE FUNCTION refresh_dimension_sketches(rebuild_all boolean) RETURNS void
 LANGUAGE plpgsql
 SET jit = off
--- DROP TABLE IF EXISTS of the temporary tables would notice "schema pg_temp does not exist".
-SET client_min_messages = warning
 AS $fn$
 DECLARE
+  -- Its temporary tables, their disk given back when it ends (src/db/routines/free_temporary_tables.sql).
+  scratch_tables constant text[] := ARRAY['dimension_zones', 'dimension_days', 'dimension_sessions', 'dimension_values',
+    'dimension_groups'];
   sparse_limit constant integer := 128;
   -- The sessions of a rebuilt day `d`: those whose start `date_trunc` puts in it, as the groups
   -- are keyed. Where midnight happens twice (clocks falling back at 01:00, Havana), a start in the
@@ -74,8 +75,7 @@ DECLARE
   value_groups text := ' UNION ALL SELECT project_id, day, dimension, value AS name,'
     ' array_agg(DISTINCT entry ORDER BY entry) AS entries FROM dimension_values GROUP BY 1, 2, 3, 4';
 BEGIN
-  DROP TABLE IF EXISTS pg_temp.dimension_zones, pg_temp.dimension_days, pg_temp.dimension_sessions,
-    pg_temp.dimension_values, pg_temp.dimension_groups;
+  PERFORM free_temporary_tables(VARIADIC scratch_tables);
   -- Each project's zone, and whether all of its days are rebuilt (src/db/routines/derived_zones.sql).
   CREATE TEMPORARY TABLE dimension_zones ON COMMIT DROP AS SELECT * FROM derived_zones(rebuild_all);
 
@@ -119,12 +119,13 @@ BEGIN
   SELECT g.project_id, g.day, g.dimension, g.name, p.plane, p.registers
   FROM dimension_groups g CROSS JOIN LATERAL entry_planes(g.entries) AS p WHERE cardinality(g.entries) > sparse_limit;
   IF rebuild_all THEN
+    PERFORM free_temporary_tables(VARIADIC scratch_tables);
     RETURN;
   END IF;
 
   -- Merged: the new sessions of the other days, and the paths and names of every touched session
   -- there (a session's paths and names only grow as its events arrive: a union adds the new ones).
-  DROP TABLE dimension_sessions, dimension_values, dimension_groups;
+  PERFORM free_temporary_tables('dimension_sessions', 'dimension_values', 'dimension_groups');
   EXECUTE format('CREATE TEMPORARY TABLE dimension_sessions ON COMMIT DROP AS ' || sessions_of,
     'touched_after s'
     ' JOIN dimension_zones z ON z.project_id = s.project_id AND NOT z.rebuilt'
@@ -161,5 +162,6 @@ BEGIN
   INSERT INTO visitor_dimension_sketches (project_id, day, dimension, name, plane, registers)
   SELECT g.project_id, g.day, g.dimension, g.name, p.plane, p.registers
   FROM grown g CROSS JOIN LATERAL entry_planes(g.entries) AS p;
+  PERFORM free_temporary_tables(VARIADIC scratch_tables);
 END;
 $fn$;

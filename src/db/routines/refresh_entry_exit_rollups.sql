@@ -17,9 +17,10 @@ CREATE OR REPLACE FUNCTION refresh_entry_exit_rollups(rebuild_all boolean, next_
 LANGUAGE plpgsql
 SET work_mem = '256MB'
 SET jit = off
-SET client_min_messages = warning
 AS $fn$
 DECLARE
+  -- Its temporary tables, their disk given back when it ends (src/db/routines/free_temporary_tables.sql).
+  scratch_tables constant text[] := ARRAY['rollup_entry_exit'];
   sums text[] := ARRAY['sessions', 'bounces', 'screen_views', 'revenue'];
   -- The sessions with a screen view, once per mode, narrow and signed: %1$s yields them as `s`
   -- with their project's zone as `z`, %2$s is the sign, %3$s and %4$s whether hour and day count.
@@ -39,7 +40,7 @@ DECLARE
   rezoned boolean;
 BEGIN
   rezoned := NOT build_all AND EXISTS (SELECT 1 FROM rollup_zones WHERE rollup_zones.rebuilt);
-  DROP TABLE IF EXISTS pg_temp.rollup_entry_exit;
+  PERFORM free_temporary_tables(VARIADIC scratch_tables);
   IF build_all THEN
     TRUNCATE entry_exit_rollups, entry_exit_day_rollups;
     EXECUTE 'CREATE TEMPORARY TABLE rollup_entry_exit ON COMMIT DROP AS '
@@ -55,7 +56,7 @@ BEGIN
       || format(page_groups, 'hour');
     EXECUTE format('INSERT INTO entry_exit_day_rollups (project_id, mode, day, origin, path, %s) ', array_to_string(sums, ', '))
       || format(page_groups, 'day');
-    DROP TABLE rollup_entry_exit;
+    PERFORM free_temporary_tables('rollup_entry_exit');
   END IF;
   IF NOT build_all THEN
     -- By difference; the day rows of the projects rebuilt above are left out.
@@ -72,5 +73,6 @@ BEGIN
   INSERT INTO derived_state (name, processed_xid, last_run_at) VALUES ('entry_exit', next_xid, now())
   ON CONFLICT (name) DO UPDATE SET processed_xid = greatest(derived_state.processed_xid, excluded.processed_xid),
     last_run_at = excluded.last_run_at;
+  PERFORM free_temporary_tables(VARIADIC scratch_tables);
 END;
 $fn$;

@@ -27,10 +27,10 @@ LANGUAGE plpgsql
 SET work_mem = '256MB'
 SET enable_sort = off
 SET jit = off
--- DROP TABLE IF EXISTS of the temporary tables would notice "schema pg_temp does not exist".
-SET client_min_messages = warning
 AS $fn$
 DECLARE
+  -- Its temporary tables, their disk given back when it ends (src/db/routines/free_temporary_tables.sql).
+  scratch_tables constant text[] := ARRAY['pair_event_zones', 'pair_events', 'pair_row_kinds', 'pair_visitors', 'pair_sessions'];
   -- The columns whose pairs are rolled up, the earlier one of a pair first: CHART_PAIR_COLUMNS in
   -- src/lib/dimensions.ts, held equal by test/node/routines.test.ts.
   pair_dimensions text[] := ARRAY['country', 'device', 'browser', 'os', 'referrer_name', 'referrer_type',
@@ -48,8 +48,7 @@ DECLARE
   member_day date;
   kind record;
 BEGIN
-  DROP TABLE IF EXISTS pg_temp.pair_event_zones, pg_temp.pair_events, pg_temp.pair_row_kinds,
-    pg_temp.pair_visitors, pg_temp.pair_sessions;
+  PERFORM free_temporary_tables(VARIADIC scratch_tables);
   -- Each project's zone, whether its rows are built whole in this run (all of them on the first),
   -- and whether it has no record yet: then no run has added any of its events, so its new ones are
   -- all it has.
@@ -163,5 +162,6 @@ BEGIN
   IF from_xid = 0 THEN
     ANALYZE event_pair_rollups;
   END IF;
+  PERFORM free_temporary_tables(VARIADIC scratch_tables);
 END;
 $fn$;

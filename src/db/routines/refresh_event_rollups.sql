@@ -23,10 +23,10 @@ SET work_mem = '256MB'
 SET enable_sort = off
 -- Scans and aggregates that gain nothing from JIT compilation, which costs hundreds of milliseconds.
 SET jit = off
--- DROP TABLE IF EXISTS of the temporary tables would notice "schema pg_temp does not exist".
-SET client_min_messages = warning
 AS $fn$
 DECLARE
+  -- Its temporary tables, their disk given back when it ends (src/db/routines/free_temporary_tables.sql).
+  scratch_tables constant text[] := ARRAY['rollup_events'];
   from_xid bigint;
   source text;
   -- The breakdown columns rolled up: CHART_ROLLUP_COLUMNS in src/lib/dimensions.ts lists the
@@ -50,7 +50,7 @@ BEGIN
     RETURN;
   END IF;
 
-  DROP TABLE IF EXISTS pg_temp.rollup_events;
+  PERFORM free_temporary_tables(VARIADIC scratch_tables);
   -- The events between the two watermarks (found through the ingest_xid BRIN index), or every event
   -- on the first run, copied narrow once: the aggregates below and the pairs' each read them.
   IF from_xid = 0 THEN
@@ -83,5 +83,6 @@ BEGIN
     ANALYZE event_rollups;
   END IF;
   UPDATE derived_state SET processed_xid = next_xid, last_run_at = now() WHERE name = 'event_rollups';
+  PERFORM free_temporary_tables(VARIADIC scratch_tables);
 END;
 $fn$;

@@ -22,10 +22,10 @@ LANGUAGE plpgsql
 SET work_mem = '256MB'
 SET enable_sort = off
 SET jit = off
--- DROP TABLE IF EXISTS of the temporary tables would notice "schema pg_temp does not exist".
-SET client_min_messages = warning
 AS $fn$
 DECLARE
+  -- Its temporary tables, their disk given back when it ends (src/db/routines/free_temporary_tables.sql).
+  scratch_tables constant text[] := ARRAY['page_zones', 'dimension_pages', 'value_pages'];
   keys text[] := ARRAY['project_id', 'day', 'dimension', 'name', 'origin', 'path', 'title'];
   sums text[] := ARRAY['sessions', 'pageviews', 'bounces', 'duration_ms', 'timed_views'];
   -- Screened pages of some sessions, narrow: their day, page, the session's values and the signed
@@ -66,7 +66,7 @@ DECLARE
     ' sum(sessions) AS sessions, sum(pageviews) AS pageviews, sum(bounces) AS bounces,'
     ' sum(duration_ms::float8) AS duration_ms, sum(timed_views) AS timed_views FROM value_pages GROUP BY 1, 2, 3, 4, 5, 6, 7';
 BEGIN
-  DROP TABLE IF EXISTS pg_temp.page_zones, pg_temp.dimension_pages, pg_temp.value_pages;
+  PERFORM free_temporary_tables(VARIADIC scratch_tables);
   CREATE TEMPORARY TABLE page_zones ON COMMIT DROP AS SELECT * FROM derived_zones(rebuild_all);
   IF rebuild_all THEN
     TRUNCATE page_dimension_rollups;
@@ -91,15 +91,16 @@ BEGIN
       || session_values_join('stored') || ' WHERE z.rebuilt', '1');
     ANALYZE value_pages;
     PERFORM add_rollup_rows('page_dimension_rollups', keys, sums, value_groups, false);
-    DROP TABLE value_pages;
+    PERFORM free_temporary_tables('value_pages');
   END IF;
   IF rebuild_all THEN
+    PERFORM free_temporary_tables(VARIADIC scratch_tables);
     RETURN;
   END IF;
 
   -- By difference, for the others: the pages of the touched sessions as they were, subtracted,
   -- and as they are, added.
-  DROP TABLE dimension_pages;
+  PERFORM free_temporary_tables('dimension_pages');
   EXECUTE 'CREATE TEMPORARY TABLE dimension_pages ON COMMIT DROP AS ' || format(netted, format(pages_of,
     'touched_before s JOIN page_zones z ON z.project_id = s.project_id AND NOT z.rebuilt'
     ' JOIN touched_pages_before p ON p.project_id = s.project_id AND p.session_id = s.id WHERE true', '-1')
@@ -122,5 +123,6 @@ BEGIN
   IF EXISTS (SELECT 1 FROM value_pages) THEN
     PERFORM add_rollup_rows('page_dimension_rollups', keys, sums, value_groups, true);
   END IF;
+  PERFORM free_temporary_tables(VARIADIC scratch_tables);
 END;
 $fn$;

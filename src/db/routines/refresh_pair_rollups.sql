@@ -28,10 +28,10 @@ LANGUAGE plpgsql
 SET work_mem = '256MB'
 SET enable_sort = off
 SET jit = off
--- DROP TABLE IF EXISTS of the temporary tables would notice "schema pg_temp does not exist".
-SET client_min_messages = warning
 AS $fn$
 DECLARE
+  -- Its temporary tables, their disk given back when it ends (src/db/routines/free_temporary_tables.sql).
+  scratch_tables constant text[] := ARRAY['pair_zones', 'pair_sessions', 'pair_values'];
   -- Some sessions, narrow: their day, signed contributions to each sum (%2$s is the sign) and
   -- values; %1$s is the FROM clause that yields them as `s` and their project's zone as `z`. The
   -- sums come before the 18 values, so each aggregate below decodes a row only up to the two
@@ -82,7 +82,7 @@ DECLARE
       b.dimension, coalesce(quote_ident(b.prefix), 'NULL::text')), ' UNION ALL ')
     FROM session_dimensions() AS b);
 BEGIN
-  DROP TABLE IF EXISTS pg_temp.pair_zones, pg_temp.pair_sessions, pg_temp.pair_values;
+  PERFORM free_temporary_tables(VARIADIC scratch_tables);
   CREATE TEMPORARY TABLE pair_zones ON COMMIT DROP AS SELECT * FROM derived_zones(rebuild_all);
   IF rebuild_all THEN
     TRUNCATE session_pair_rollups;
@@ -97,7 +97,7 @@ BEGIN
   IF EXISTS (SELECT 1 FROM pair_sessions) THEN
     PERFORM add_rollup_rows('session_pair_rollups', keys, sums, pairs, false);
   END IF;
-  DROP TABLE pair_sessions;
+  PERFORM free_temporary_tables('pair_sessions');
   -- Only when some project is rebuilt: the distinct paths of the stored pages are made before the
   -- join, from every page (10M events: 24 s).
   IF EXISTS (SELECT 1 FROM pair_zones WHERE rebuilt) THEN
@@ -105,9 +105,10 @@ BEGIN
       'pair_zones z JOIN sessions s ON s.project_id = z.project_id' || session_values_join('stored') || ' WHERE z.rebuilt', '1');
     ANALYZE pair_values;
     PERFORM add_rollup_rows('session_pair_rollups', keys, sums, value_pairs, false);
-    DROP TABLE pair_values;
+    PERFORM free_temporary_tables('pair_values');
   END IF;
   IF rebuild_all THEN
+    PERFORM free_temporary_tables(VARIADIC scratch_tables);
     RETURN;
   END IF;
 
@@ -130,5 +131,6 @@ BEGIN
   IF EXISTS (SELECT 1 FROM pair_values) THEN
     PERFORM add_rollup_rows('session_pair_rollups', keys, sums, value_pairs, true);
   END IF;
+  PERFORM free_temporary_tables(VARIADIC scratch_tables);
 END;
 $fn$;

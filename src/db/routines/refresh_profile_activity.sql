@@ -14,9 +14,11 @@ CREATE OR REPLACE FUNCTION refresh_profile_activity(next_xid bigint) RETURNS voi
 LANGUAGE plpgsql
 SET work_mem = '256MB'
 SET jit = off
-SET client_min_messages = warning
 AS $fn$
 DECLARE
+  -- Its temporary tables, their disk given back when it ends (src/db/routines/free_temporary_tables.sql).
+  scratch_tables constant text[] := ARRAY['activity_zones', 'activity_delta', 'activity_profiles', 'user_day_changes',
+    'retention_week_changes'];
   from_xid bigint;
   sign integer;
 BEGIN
@@ -27,8 +29,7 @@ BEGIN
     RETURN;
   END IF;
 
-  DROP TABLE IF EXISTS pg_temp.activity_zones, pg_temp.activity_delta, pg_temp.activity_profiles,
-    pg_temp.user_day_changes, pg_temp.retention_week_changes;
+  PERFORM free_temporary_tables(VARIADIC scratch_tables);
   -- Each project's zone, and whether its rows are rebuilt whole (every project on the first run).
   CREATE TEMPORARY TABLE activity_zones ON COMMIT DROP AS
   SELECT p.id AS project_id, coalesce(p.timezone, 'UTC') AS timezone,
@@ -135,5 +136,6 @@ BEGIN
   ON CONFLICT (project_id) DO UPDATE SET timezone = excluded.timezone
   WHERE activity_timezones.timezone IS DISTINCT FROM excluded.timezone;
   UPDATE derived_state SET processed_xid = next_xid, last_run_at = now() WHERE name = 'activity';
+  PERFORM free_temporary_tables(VARIADIC scratch_tables);
 END;
 $fn$;

@@ -14,9 +14,10 @@ LANGUAGE plpgsql
 SET work_mem = '256MB'
 SET jit = off
 SET random_page_cost = 1.1
-SET client_min_messages = warning
 AS $fn$
 DECLARE
+  -- Its temporary tables, their disk given back when it ends (src/db/routines/free_temporary_tables.sql).
+  scratch_tables constant text[] := ARRAY['profile_delta', 'recounted_profiles'];
   from_xid bigint;
 BEGIN
   PERFORM pg_advisory_xact_lock(hashtext('refresh_profile_summaries'));
@@ -29,7 +30,7 @@ BEGIN
     TRUNCATE profile_summaries;
   END IF;
 
-  DROP TABLE IF EXISTS pg_temp.profile_delta, pg_temp.recounted_profiles;
+  PERFORM free_temporary_tables(VARIADIC scratch_tables);
   -- Per profile of the new events (found through the ingest_xid BRIN index): its latest event with
   -- that event's attributes, its first time, its count and whether one was identified.
   CREATE TEMPORARY TABLE profile_delta ON COMMIT DROP AS
@@ -83,5 +84,6 @@ BEGIN
   END IF;
 
   UPDATE derived_state SET processed_xid = next_xid, last_run_at = now() WHERE name = 'profiles';
+  PERFORM free_temporary_tables(VARIADIC scratch_tables);
 END;
 $fn$;

@@ -39,6 +39,8 @@ SET jit = off
 SET client_min_messages = warning
 AS $fn$
 DECLARE
+  -- Its temporary tables, their disk given back when it ends (src/db/routines/free_temporary_tables.sql).
+  scratch_tables constant text[] := ARRAY['rollup_sessions', 'rollup_pages', 'rollup_values'];
   session_sums text[] := ARRAY['sessions', 'bounces', 'screen_views', 'duration_ms', 'timed_sessions', 'revenue'];
   page_sums text[] := ARRAY['sessions', 'pageviews', 'bounces', 'duration_ms', 'timed_views'];
   -- Some sessions, narrow: their hour and day (either NULL where this run does not write it),
@@ -226,12 +228,15 @@ BEGIN
     ANALYZE session_names;
   END IF;
   IF rebuild_all THEN
+    PERFORM free_temporary_tables(VARIADIC scratch_tables);
+    -- A full build's copies of every session page and name: nothing after it reads them.
+    TRUNCATE touched_pages, touched_names;
     RETURN;
   END IF;
 
   -- By difference: the touched sessions and their pages before this run, subtracted, and now,
   -- added, into the groups as they stand; the day rows of the projects rebuilt above are left out.
-  DROP TABLE IF EXISTS rollup_sessions, rollup_pages, rollup_values;
+  PERFORM free_temporary_tables(VARIADIC scratch_tables);
   EXECUTE 'CREATE TEMPORARY TABLE rollup_sessions ON COMMIT DROP AS ' || format(sessions_netted,
     format(sessions_of, 'touched_before s LEFT JOIN rollup_zones z ON z.project_id = s.project_id', '-1', 'true', 'NOT z.rebuilt')
     || ' UNION ALL ' || format(sessions_of, 'touched_after s'
@@ -259,5 +264,6 @@ BEGIN
     format(page_groups, 'hour'), true);
   PERFORM add_rollup_rows('page_day_rollups', ARRAY['project_id', 'day', 'origin', 'path', 'title'], page_sums,
     format(page_groups, 'day'), true);
+  PERFORM free_temporary_tables(VARIADIC scratch_tables);
 END;
 $fn$;

@@ -33,10 +33,11 @@
 CREATE OR REPLACE FUNCTION refresh_session_bits(rebuild_all boolean) RETURNS void
 LANGUAGE plpgsql
 SET jit = off
--- DROP TABLE IF EXISTS of the temporary tables would notice "schema pg_temp does not exist".
-SET client_min_messages = warning
 AS $fn$
 DECLARE
+  -- Its temporary tables, their disk given back when it ends (src/db/routines/free_temporary_tables.sql).
+  scratch_tables constant text[] := ARRAY['bit_zones', 'bit_moves', 'bit_days', 'bit_visitors', 'bit_sessions',
+    'bit_values', 'bit_pages', 'bit_repeats', 'bit_chunks'];
   chunk_bits constant integer := 65536;
   day_tables constant text[] := ARRAY['session_day_bits', 'session_day_slices', 'page_day_bits', 'page_day_slices',
     'visitor_day_bits', 'visitor_day_mixed', 'session_day_ordinals'];
@@ -66,8 +67,7 @@ DECLARE
     FROM session_dimensions() AS d);
   merging boolean := NOT rebuild_all;
 BEGIN
-  DROP TABLE IF EXISTS pg_temp.bit_zones, pg_temp.bit_moves, pg_temp.bit_days, pg_temp.bit_visitors, pg_temp.bit_sessions,
-    pg_temp.bit_values, pg_temp.bit_pages, pg_temp.bit_repeats, pg_temp.bit_chunks;
+  PERFORM free_temporary_tables(VARIADIC scratch_tables);
   -- Each project's zone, and whether all of its days are rebuilt (src/db/routines/derived_zones.sql).
   CREATE TEMPORARY TABLE bit_zones ON COMMIT DROP AS SELECT * FROM derived_zones(rebuild_all);
   ANALYZE bit_zones;
@@ -250,5 +250,6 @@ BEGIN
     ON r.project_id = v.project_id AND r.day = v.day AND r.visitor = v.visitor
   GROUP BY v.project_id, v.day, v.dimension, v.name, v.visitor, r.sessions
   HAVING count(*) < cardinality(r.sessions);
+  PERFORM free_temporary_tables(VARIADIC scratch_tables);
 END;
 $fn$;

@@ -24,13 +24,13 @@
 CREATE OR REPLACE FUNCTION refresh_visitor_sketches(rebuild_all boolean) RETURNS void
 LANGUAGE plpgsql
 SET jit = off
--- DROP TABLE IF EXISTS of the temporary tables would notice "schema pg_temp does not exist".
-SET client_min_messages = warning
 AS $fn$
 DECLARE
+  -- Its temporary tables, their disk given back when it ends (src/db/routines/free_temporary_tables.sql).
+  scratch_tables constant text[] := ARRAY['sketch_zones', 'sketch_hours', 'sketch_days', 'new_sessions'];
   hour_of constant text := 'date_bin(''1 hour'', s.started_at, timestamptz ''2000-01-01 00:00:00+00'')';
 BEGIN
-  DROP TABLE IF EXISTS pg_temp.sketch_zones, pg_temp.sketch_hours, pg_temp.sketch_days, pg_temp.new_sessions;
+  PERFORM free_temporary_tables(VARIADIC scratch_tables);
   CREATE TEMPORARY TABLE sketch_zones ON COMMIT DROP AS SELECT * FROM derived_zones(rebuild_all);
   -- The hours and days rebuilt from their sessions.
   CREATE TEMPORARY TABLE sketch_hours (project_id text, hour timestamptz) ON COMMIT DROP;
@@ -98,7 +98,7 @@ BEGIN
       AND s.started_at < ((d.day AT TIME ZONE d.timezone)::date + 1)::timestamp AT TIME ZONE d.timezone
       AND date_trunc('day', s.started_at, d.timezone) = d.day
       WHERE NOT EXISTS (SELECT 1 FROM whole_hour_days w WHERE w.project_id = d.project_id AND w.day = d.day)$$);
-  DROP TABLE whole_hour_days;
+  PERFORM free_temporary_tables('whole_hour_days');
 
   IF NOT rebuild_all THEN
     -- The new sessions of the other days, merged into their sketches.
@@ -108,5 +108,6 @@ BEGIN
         WHERE NOT EXISTS (SELECT 1 FROM sketch_days d WHERE d.project_id = s.project_id
           AND d.day = date_trunc('day', s.started_at, z.timezone))$$);
   END IF;
+  PERFORM free_temporary_tables(VARIADIC scratch_tables);
 END;
 $fn$;
