@@ -28,6 +28,7 @@ DECLARE
   scratch_tables constant text[] := ARRAY['page_zones', 'dimension_pages', 'value_pages'];
   keys text[] := ARRAY['project_id', 'day', 'dimension', 'name', 'origin', 'path', 'title'];
   sums text[] := ARRAY['sessions', 'pageviews', 'bounces', 'duration_ms', 'timed_views'];
+  value_dimension text;
   -- Screened pages of some sessions, narrow: their day, page, the session's values and the signed
   -- contributions to each sum. %1$s is the FROM clause that yields the pages as `p`, their
   -- sessions as `s` and their project's zone as `z`, %2$s the sign.
@@ -82,16 +83,21 @@ BEGIN
   IF EXISTS (SELECT 1 FROM dimension_pages) THEN
     PERFORM add_rollup_rows('page_dimension_rollups', keys, sums, groups, false);
   END IF;
+  PERFORM free_temporary_tables('dimension_pages');
   -- Only when some project is rebuilt: the distinct paths of the stored pages are made before the
-  -- join, from every page (10M events: 24 s).
+  -- join, from every page (10M events: 24 s). A row per session page and each path or name of its
+  -- session is the largest temporary table of a first build (749 MB at 1M events, twice the
+  -- events' heap): built one dimension at a time, half of it is on disk at once.
   IF EXISTS (SELECT 1 FROM page_zones WHERE rebuilt) THEN
-    EXECUTE 'CREATE TEMPORARY TABLE value_pages ON COMMIT DROP AS ' || format(value_pages_of,
-      'page_zones z JOIN sessions s ON s.project_id = z.project_id'
-      ' JOIN session_pages p ON p.project_id = s.project_id AND p.session_id = s.id'
-      || session_values_join('stored') || ' WHERE z.rebuilt', '1');
-    ANALYZE value_pages;
-    PERFORM add_rollup_rows('page_dimension_rollups', keys, sums, value_groups, false);
-    PERFORM free_temporary_tables('value_pages');
+    FOREACH value_dimension IN ARRAY ARRAY['path', 'name'] LOOP
+      EXECUTE 'CREATE TEMPORARY TABLE value_pages ON COMMIT DROP AS ' || format(value_pages_of,
+        'page_zones z JOIN sessions s ON s.project_id = z.project_id'
+        ' JOIN session_pages p ON p.project_id = s.project_id AND p.session_id = s.id'
+        || session_values_join('stored') || format(' WHERE z.rebuilt AND f.dimension = %L', value_dimension), '1');
+      ANALYZE value_pages;
+      PERFORM add_rollup_rows('page_dimension_rollups', keys, sums, value_groups, false);
+      PERFORM free_temporary_tables('value_pages');
+    END LOOP;
   END IF;
   IF rebuild_all THEN
     PERFORM free_temporary_tables(VARIADIC scratch_tables);
@@ -100,7 +106,6 @@ BEGIN
 
   -- By difference, for the others: the pages of the touched sessions as they were, subtracted,
   -- and as they are, added.
-  PERFORM free_temporary_tables('dimension_pages');
   EXECUTE 'CREATE TEMPORARY TABLE dimension_pages ON COMMIT DROP AS ' || format(netted, format(pages_of,
     'touched_before s JOIN page_zones z ON z.project_id = s.project_id AND NOT z.rebuilt'
     ' JOIN touched_pages_before p ON p.project_id = s.project_id AND p.session_id = s.id WHERE true', '-1')
