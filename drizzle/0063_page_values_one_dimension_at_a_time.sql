@@ -87,7 +87,7 @@ BEGIN
   -- Only when some project is rebuilt: the distinct paths of the stored pages are made before the
   -- join, from every page (10M events: 24 s). A row per session page and each path or name of its
   -- session is the largest temporary table of a first build (749 MB at 1M events, twice the
-  -- events' heap): built one dimension at a time, half of it is on disk at once.
+  -- events' heap): built one dimension at a time, the paths' 554 MB and then the names' 194.
   IF EXISTS (SELECT 1 FROM page_zones WHERE rebuilt) THEN
     FOREACH value_dimension IN ARRAY ARRAY['path', 'name'] LOOP
       EXECUTE 'CREATE TEMPORARY TABLE value_pages ON COMMIT DROP AS ' || format(value_pages_of,
