@@ -96,12 +96,14 @@ BEGIN
   IF rebuild_all THEN
     TRUNCATE visitor_dimension_sketches;
   ELSE
-    DELETE FROM visitor_dimension_sketches v USING dimension_zones z WHERE v.project_id = z.project_id AND z.rebuilt;
+    EXECUTE 'DELETE FROM visitor_dimension_sketches v USING dimension_zones z WHERE v.project_id = z.project_id'
+      ' AND z.rebuilt AND ' || rebuilt_projects_only('dimension_zones', 'v');
     DELETE FROM visitor_dimension_sketches v USING dimension_days d WHERE v.project_id = d.project_id AND v.day = d.day;
   END IF;
   EXECUTE format('CREATE TEMPORARY TABLE dimension_sessions ON COMMIT DROP AS ' || sessions_of,
-    'dimension_zones z JOIN sessions s ON s.project_id = z.project_id WHERE z.rebuilt'
-    ' UNION ALL ' || format(sessions_of, 'dimension_days d JOIN dimension_zones z ON z.project_id = d.project_id'
+    'dimension_zones z JOIN sessions s ON s.project_id = z.project_id WHERE z.rebuilt AND '
+    || rebuilt_projects_only('dimension_zones', 's') || ' UNION ALL ' || format(sessions_of,
+    'dimension_days d JOIN dimension_zones z ON z.project_id = d.project_id'
     ' JOIN sessions s ON s.project_id = d.project_id AND ' || day_sessions));
   EXECUTE 'CREATE TEMPORARY TABLE dimension_values ON COMMIT DROP AS ' || format(values_of,
     'dimension_days d JOIN dimension_zones z ON z.project_id = d.project_id'
@@ -110,7 +112,8 @@ BEGIN
   -- Only when some project is rebuilt: planned with none, the join reads both tables whole.
   IF EXISTS (SELECT 1 FROM dimension_zones WHERE rebuilt) THEN
     EXECUTE 'INSERT INTO dimension_values ' || format(values_of,
-      'dimension_zones z JOIN sessions s ON s.project_id = z.project_id', 'z.rebuilt', 'session_pages', 'session_names');
+      'dimension_zones z JOIN sessions s ON s.project_id = z.project_id',
+      'z.rebuilt AND ' || rebuilt_projects_only('dimension_zones', 's', 'f'), 'session_pages', 'session_names');
   END IF;
   EXECUTE format('CREATE TEMPORARY TABLE dimension_groups ON COMMIT DROP AS ' || groups_of || value_groups, 'dimension_sessions');
   INSERT INTO visitor_dimension_sketches (project_id, day, dimension, name, plane, entries)

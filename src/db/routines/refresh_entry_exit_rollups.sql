@@ -46,9 +46,11 @@ BEGIN
     EXECUTE 'CREATE TEMPORARY TABLE rollup_entry_exit ON COMMIT DROP AS '
       || format(pages_of, 'sessions s LEFT JOIN rollup_zones z ON z.project_id = s.project_id', '1', 'true', 'true');
   ELSIF rezoned THEN
-    DELETE FROM entry_exit_day_rollups r USING rollup_zones z WHERE r.project_id = z.project_id AND z.rebuilt;
+    EXECUTE 'DELETE FROM entry_exit_day_rollups r USING rollup_zones z WHERE r.project_id = z.project_id AND z.rebuilt AND '
+      || rebuilt_projects_only('rollup_zones', 'r');
     EXECUTE 'CREATE TEMPORARY TABLE rollup_entry_exit ON COMMIT DROP AS '
-      || format(pages_of, 'rollup_zones z JOIN sessions s ON s.project_id = z.project_id AND z.rebuilt', '1', 'false', 'true');
+      || format(pages_of, 'rollup_zones z JOIN sessions s ON s.project_id = z.project_id AND z.rebuilt AND '
+      || rebuilt_projects_only('rollup_zones', 's'), '1', 'false', 'true');
   END IF;
   IF build_all OR rezoned THEN
     ANALYZE rollup_entry_exit;

@@ -84,9 +84,11 @@ BEGIN
   IF from_xid = 0 THEN
     TRUNCATE event_pair_rollups;
   ELSIF EXISTS (SELECT 1 FROM pair_event_zones WHERE rebuilt) THEN
-    DELETE FROM event_pair_rollups r USING pair_event_zones z WHERE r.project_id = z.project_id AND z.rebuilt;
+    EXECUTE 'DELETE FROM event_pair_rollups r USING pair_event_zones z WHERE r.project_id = z.project_id AND z.rebuilt AND '
+      || rebuilt_projects_only('pair_event_zones', 'r');
     EXECUTE format('INSERT INTO pair_events SELECT %s FROM pair_event_zones z JOIN events e'
-      ' ON e.project_id = z.project_id AND e.ingest_xid < %s WHERE z.rebuilt', columns, next_xid);
+      ' ON e.project_id = z.project_id AND e.ingest_xid < %s WHERE z.rebuilt AND %s', columns, next_xid,
+      rebuilt_projects_only('pair_event_zones', 'e'));
   END IF;
   ANALYZE pair_events;
 

@@ -72,13 +72,15 @@ BEGIN
   IF rebuild_all THEN
     TRUNCATE page_dimension_rollups;
   ELSE
-    DELETE FROM page_dimension_rollups r USING page_zones z WHERE r.project_id = z.project_id AND z.rebuilt;
+    EXECUTE 'DELETE FROM page_dimension_rollups r USING page_zones z WHERE r.project_id = z.project_id AND z.rebuilt AND '
+      || rebuilt_projects_only('page_zones', 'r');
   END IF;
 
   -- Built whole: every session of the projects rebuilt, into groups that no longer exist.
   EXECUTE 'CREATE TEMPORARY TABLE dimension_pages ON COMMIT DROP AS ' || format(pages_of,
     'page_zones z JOIN sessions s ON s.project_id = z.project_id'
-    ' JOIN session_pages p ON p.project_id = s.project_id AND p.session_id = s.id WHERE z.rebuilt', '1');
+    ' JOIN session_pages p ON p.project_id = s.project_id AND p.started_at = s.started_at AND p.session_id = s.id'
+    ' WHERE z.rebuilt AND ' || rebuilt_projects_only('page_zones', 's', 'p'), '1');
   ANALYZE dimension_pages;
   IF EXISTS (SELECT 1 FROM dimension_pages) THEN
     PERFORM add_rollup_rows('page_dimension_rollups', keys, sums, groups, false);
@@ -92,8 +94,9 @@ BEGIN
     FOREACH value_dimension IN ARRAY ARRAY['path', 'name'] LOOP
       EXECUTE 'CREATE TEMPORARY TABLE value_pages ON COMMIT DROP AS ' || format(value_pages_of,
         'page_zones z JOIN sessions s ON s.project_id = z.project_id'
-        ' JOIN session_pages p ON p.project_id = s.project_id AND p.session_id = s.id'
-        || session_values_join('stored') || format(' WHERE z.rebuilt AND f.dimension = %L', value_dimension), '1');
+        ' JOIN session_pages p ON p.project_id = s.project_id AND p.started_at = s.started_at AND p.session_id = s.id'
+        || session_values_join('stored') || format(' WHERE z.rebuilt AND f.dimension = %L AND ', value_dimension)
+        || rebuilt_projects_only('page_zones', 's', 'p', 'f'), '1');
       ANALYZE value_pages;
       PERFORM add_rollup_rows('page_dimension_rollups', keys, sums, value_groups, false);
       PERFORM free_temporary_tables('value_pages');

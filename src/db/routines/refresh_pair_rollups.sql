@@ -87,12 +87,14 @@ BEGIN
   IF rebuild_all THEN
     TRUNCATE session_pair_rollups;
   ELSE
-    DELETE FROM session_pair_rollups p USING pair_zones z WHERE p.project_id = z.project_id AND z.rebuilt;
+    EXECUTE 'DELETE FROM session_pair_rollups p USING pair_zones z WHERE p.project_id = z.project_id AND z.rebuilt AND '
+      || rebuilt_projects_only('pair_zones', 'p');
   END IF;
 
   -- Built whole: every session of the projects rebuilt, into groups that no longer exist.
   EXECUTE 'CREATE TEMPORARY TABLE pair_sessions ON COMMIT DROP AS '
-    || format(sessions_of, 'pair_zones z JOIN sessions s ON s.project_id = z.project_id WHERE z.rebuilt', '1');
+    || format(sessions_of, 'pair_zones z JOIN sessions s ON s.project_id = z.project_id WHERE z.rebuilt AND '
+      || rebuilt_projects_only('pair_zones', 's'), '1');
   ANALYZE pair_sessions;
   IF EXISTS (SELECT 1 FROM pair_sessions) THEN
     PERFORM add_rollup_rows('session_pair_rollups', keys, sums, pairs, false);
@@ -102,7 +104,8 @@ BEGIN
   -- join, from every page (10M events: 24 s).
   IF EXISTS (SELECT 1 FROM pair_zones WHERE rebuilt) THEN
     EXECUTE 'CREATE TEMPORARY TABLE pair_values ON COMMIT DROP AS ' || format(values_of,
-      'pair_zones z JOIN sessions s ON s.project_id = z.project_id' || session_values_join('stored') || ' WHERE z.rebuilt', '1');
+      'pair_zones z JOIN sessions s ON s.project_id = z.project_id' || session_values_join('stored')
+      || ' WHERE z.rebuilt AND ' || rebuilt_projects_only('pair_zones', 's', 'f'), '1');
     ANALYZE pair_values;
     PERFORM add_rollup_rows('session_pair_rollups', keys, sums, value_pairs, false);
     PERFORM free_temporary_tables('pair_values');

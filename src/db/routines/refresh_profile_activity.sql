@@ -38,9 +38,12 @@ BEGIN
   IF from_xid = 0 THEN
     TRUNCATE profile_days, active_user_days, retention_weeks;
   ELSE
-    DELETE FROM profile_days d USING activity_zones z WHERE d.project_id = z.project_id AND z.rebuilt;
-    DELETE FROM active_user_days d USING activity_zones z WHERE d.project_id = z.project_id AND z.rebuilt;
-    DELETE FROM retention_weeks d USING activity_zones z WHERE d.project_id = z.project_id AND z.rebuilt;
+    EXECUTE 'DELETE FROM profile_days d USING activity_zones z WHERE d.project_id = z.project_id AND z.rebuilt AND '
+      || rebuilt_projects_only('activity_zones', 'd');
+    EXECUTE 'DELETE FROM active_user_days d USING activity_zones z WHERE d.project_id = z.project_id AND z.rebuilt AND '
+      || rebuilt_projects_only('activity_zones', 'd');
+    EXECUTE 'DELETE FROM retention_weeks d USING activity_zones z WHERE d.project_id = z.project_id AND z.rebuilt AND '
+      || rebuilt_projects_only('activity_zones', 'd');
   END IF;
 
   -- The new events per profile and local day: through the ingest_xid BRIN index, or every event of
@@ -56,12 +59,10 @@ BEGIN
     GROUP BY 1, 2, 3;
   END IF;
   IF EXISTS (SELECT 1 FROM activity_zones WHERE rebuilt) THEN
-    INSERT INTO activity_delta
-    SELECT e.project_id, e.profile_id, (e.created_at AT TIME ZONE z.timezone)::date,
-      count(*)::integer, (count(*) FILTER (WHERE e.profile_id <> e.device_id))::integer
-    FROM activity_zones z JOIN events e ON e.project_id = z.project_id
-    WHERE z.rebuilt AND e.ingest_xid < next_xid
-    GROUP BY 1, 2, 3;
+    EXECUTE format('INSERT INTO activity_delta SELECT e.project_id, e.profile_id, (e.created_at AT TIME ZONE z.timezone)::date,'
+      ' count(*)::integer, (count(*) FILTER (WHERE e.profile_id <> e.device_id))::integer'
+      ' FROM activity_zones z JOIN events e ON e.project_id = z.project_id'
+      ' WHERE z.rebuilt AND e.ingest_xid < %s AND %s GROUP BY 1, 2, 3', next_xid, rebuilt_projects_only('activity_zones', 'e'));
   END IF;
   CREATE TEMPORARY TABLE activity_profiles ON COMMIT DROP AS
   SELECT DISTINCT project_id, profile_id FROM activity_delta;

@@ -129,10 +129,13 @@ BEGIN
       || format(sessions_of, 'sessions s LEFT JOIN rollup_zones z ON z.project_id = s.project_id', '1', 'true', 'true');
   ELSIF rezoned THEN
     -- Projects whose timezone changed: their day rows, built again from all of their sessions.
-    DELETE FROM session_day_rollups r USING rollup_zones z WHERE r.project_id = z.project_id AND z.rebuilt;
-    DELETE FROM page_day_rollups r USING rollup_zones z WHERE r.project_id = z.project_id AND z.rebuilt;
+    EXECUTE 'DELETE FROM session_day_rollups r USING rollup_zones z WHERE r.project_id = z.project_id AND z.rebuilt AND '
+      || rebuilt_projects_only('rollup_zones', 'r');
+    EXECUTE 'DELETE FROM page_day_rollups r USING rollup_zones z WHERE r.project_id = z.project_id AND z.rebuilt AND '
+      || rebuilt_projects_only('rollup_zones', 'r');
     EXECUTE 'CREATE TEMPORARY TABLE rollup_sessions ON COMMIT DROP AS '
-      || format(sessions_of, 'rollup_zones z JOIN sessions s ON s.project_id = z.project_id WHERE z.rebuilt', '1', 'false', 'true');
+      || format(sessions_of, 'rollup_zones z JOIN sessions s ON s.project_id = z.project_id WHERE z.rebuilt AND '
+      || rebuilt_projects_only('rollup_zones', 's'), '1', 'false', 'true');
   END IF;
   IF rebuild_all OR rezoned THEN
     ANALYZE rollup_sessions;
@@ -185,7 +188,8 @@ BEGIN
       || format(pages_of, 'touched_pages p LEFT JOIN rollup_zones z ON z.project_id = p.project_id WHERE true', '1', 'true', 'true');
   ELSIF rezoned THEN
     EXECUTE 'CREATE TEMPORARY TABLE rollup_pages ON COMMIT DROP AS '
-      || format(pages_of, 'rollup_zones z JOIN session_pages p ON p.project_id = z.project_id WHERE z.rebuilt', '1', 'false', 'true');
+      || format(pages_of, 'rollup_zones z JOIN session_pages p ON p.project_id = z.project_id WHERE z.rebuilt AND '
+      || rebuilt_projects_only('rollup_zones', 'p'), '1', 'false', 'true');
   END IF;
   IF rebuild_all OR rezoned THEN
     ANALYZE rollup_pages;
@@ -203,7 +207,7 @@ BEGIN
   ELSIF rezoned THEN
     EXECUTE 'CREATE TEMPORARY TABLE rollup_values ON COMMIT DROP AS ' || format(values_of,
       'rollup_zones z JOIN sessions s ON s.project_id = z.project_id' || session_values_join('stored')
-      || ' WHERE z.rebuilt', '1', 'false', 'true');
+      || ' WHERE z.rebuilt AND ' || rebuilt_projects_only('rollup_zones', 's', 'f'), '1', 'false', 'true');
   END IF;
   IF rebuild_all OR rezoned THEN
     ANALYZE rollup_values;

@@ -77,7 +77,8 @@ BEGIN
       visitor_day_mixed, session_day_ordinals;
   ELSE
     FOREACH day_table IN ARRAY day_tables LOOP
-      EXECUTE format('DELETE FROM %I b USING bit_zones z WHERE b.project_id = z.project_id AND z.rebuilt', day_table);
+      EXECUTE format('DELETE FROM %I b USING bit_zones z WHERE b.project_id = z.project_id AND z.rebuilt AND ', day_table)
+        || rebuilt_projects_only('bit_zones', 'b');
     END LOOP;
   END IF;
 
@@ -106,7 +107,8 @@ BEGIN
     ' date_trunc(''day'', s.started_at, z.timezone) AS day,'
     ' (row_number() OVER (PARTITION BY s.project_id, date_trunc(''day'', s.started_at, z.timezone)'
     ' ORDER BY s.started_at, s.id COLLATE "C") - 1)::integer AS ordinal, ' || session_columns
-    || ' FROM bit_zones z JOIN sessions s ON s.project_id = z.project_id WHERE z.rebuilt';
+    || ' FROM bit_zones z JOIN sessions s ON s.project_id = z.project_id WHERE z.rebuilt AND '
+    || rebuilt_projects_only('bit_zones', 's');
   INSERT INTO session_day_ordinals (project_id, session_id, day, ordinal)
   SELECT project_id, session_id, day, ordinal FROM bit_sessions;
   -- Their days: as many bits as sessions, none stored before.

@@ -35,9 +35,9 @@ BEGIN
   -- The hours and days rebuilt from their sessions.
   CREATE TEMPORARY TABLE sketch_hours (project_id text, hour timestamptz) ON COMMIT DROP;
   CREATE TEMPORARY TABLE sketch_days (project_id text, day timestamptz, timezone text) ON COMMIT DROP;
-  INSERT INTO sketch_days
-  SELECT DISTINCT s.project_id, date_trunc('day', s.started_at, z.timezone), z.timezone
-  FROM sketch_zones z JOIN sessions s ON s.project_id = z.project_id WHERE z.rebuilt;
+  EXECUTE 'INSERT INTO sketch_days SELECT DISTINCT s.project_id, date_trunc(''day'', s.started_at, z.timezone), z.timezone'
+    ' FROM sketch_zones z JOIN sessions s ON s.project_id = z.project_id WHERE z.rebuilt AND '
+    || rebuilt_projects_only('sketch_zones', 's');
 
   IF rebuild_all THEN
     TRUNCATE visitor_sketches, visitor_day_sketches;
@@ -75,7 +75,8 @@ BEGIN
 
   -- The days rebuilt: whole-hour days from their hours, the others from their sessions.
   ANALYZE sketch_days;
-  DELETE FROM visitor_day_sketches v USING sketch_zones z WHERE v.project_id = z.project_id AND z.rebuilt;
+  EXECUTE 'DELETE FROM visitor_day_sketches v USING sketch_zones z WHERE v.project_id = z.project_id AND z.rebuilt AND '
+    || rebuilt_projects_only('sketch_zones', 'v');
   DELETE FROM visitor_day_sketches v USING sketch_days d WHERE v.project_id = d.project_id AND v.day = d.day;
   -- The next midnight is that of the next local date, not the day's first instant plus a day: a
   -- day without a midnight (a spring change at 00:00, as in America/Santiago) starts at 01:00, and
