@@ -29,6 +29,8 @@ DECLARE
   -- Those with a value per session, device or visitor: millions at 10M events, counted apart.
   id_columns constant text[] := ARRAY['profile_id', 'device_id', 'session_id'];
   id_column text;
+  -- The new events, as a FROM item.
+  new_events text := 'catalogue_events';
   sort_setting text := current_setting('enable_sort');
 BEGIN
   PERFORM pg_advisory_xact_lock(hashtext('refresh_catalogue'));
@@ -42,34 +44,40 @@ BEGIN
   END IF;
 
   PERFORM free_temporary_tables(VARIADIC scratch_tables);
-  -- The new events, found through the ingest_xid BRIN index.
-  CREATE TEMPORARY TABLE catalogue_events ON COMMIT DROP AS
-  SELECT * FROM events WHERE ingest_xid >= from_xid AND ingest_xid < next_xid;
+  IF from_xid = 0 THEN
+    -- A first run reads every event where it lies: a copy of them all was the largest temporary
+    -- table of a first build (393 MB at 1M events), as large as the events' heap.
+    new_events := format('(SELECT * FROM events WHERE ingest_xid < %s)', next_xid);
+  ELSE
+    -- The new events, found once through the ingest_xid BRIN index, for the passes below.
+    CREATE TEMPORARY TABLE catalogue_events ON COMMIT DROP AS
+    SELECT * FROM events WHERE ingest_xid >= from_xid AND ingest_xid < next_xid;
+    ANALYZE catalogue_events;
+  END IF;
 
-  INSERT INTO event_name_catalogue AS c (project_id, name, events, first_seen, last_seen)
-  SELECT project_id, name, count(*), min(created_at), max(created_at)
-  FROM catalogue_events GROUP BY project_id, name
-  ON CONFLICT (project_id, name) DO UPDATE SET events = c.events + excluded.events,
-    first_seen = least(c.first_seen, excluded.first_seen), last_seen = greatest(c.last_seen, excluded.last_seen);
+  EXECUTE format('INSERT INTO event_name_catalogue AS c (project_id, name, events, first_seen, last_seen)'
+    ' SELECT project_id, name, count(*), min(created_at), max(created_at) FROM %s AS e GROUP BY project_id, name'
+    ' ON CONFLICT (project_id, name) DO UPDATE SET events = c.events + excluded.events,'
+    ' first_seen = least(c.first_seen, excluded.first_seen), last_seen = greatest(c.last_seen, excluded.last_seen)',
+    new_events);
 
   -- Every set value of every event, as (name, key, value text), counted: the columns in one pass
   -- of hashed grouping sets (a set per column; in its rows the other columns are NULL, so the
   -- coalesce is the set's own value), the ids and the properties of the events that have any
-  -- apart. Joined to
-  -- a row per (event, column) and sorted, a first run over a million events took 42 s, spilling
-  -- to disk; hashed this way, 4 s. Integers' text is one per value, so grouping by the column
+  -- apart. Joined to a row per (event, column) and sorted, a first run over a million events took
+  -- 42 s, spilling to disk; hashed this way, 4 s. Integers' text is one per value, so grouping by the column
   -- groups by its text. Sorts are off for this statement only: the planner, its groups estimated
   -- past work_mem, would sort each set (a hash aggregate spills to disk when it must); left off for
   -- the statements after it, they joined by nested loops instead of sorting (16 s instead of 4).
-  ANALYZE catalogue_events;
   PERFORM set_config('enable_sort', 'off', true);
   EXECUTE format('CREATE TEMPORARY TABLE catalogue_values ON COMMIT DROP AS'
       ' SELECT project_id, name, key, value, events FROM (SELECT project_id, name, CASE %s END AS key,'
-      ' coalesce(%s) AS value, count(*) AS events FROM catalogue_events GROUP BY GROUPING SETS (%s)) AS c'
+      ' coalesce(%s) AS value, count(*) AS events FROM %s AS e GROUP BY GROUPING SETS (%s)) AS c'
       ' WHERE value <> %L',
     (SELECT string_agg(format('WHEN grouping(%1$I) = 0 THEN %1$L', c), ' ') FROM unnest(catalogue_columns) c
       WHERE c <> ALL (id_columns)),
     (SELECT string_agg(format('%I::text', c), ', ') FROM unnest(catalogue_columns) c WHERE c <> ALL (id_columns)),
+    new_events,
     (SELECT string_agg(format('(project_id, name, %I)', c), ', ') FROM unnest(catalogue_columns) c
       WHERE c <> ALL (id_columns)),
     '');
@@ -80,15 +88,13 @@ BEGIN
   -- apart, 0.21 GB, the largest 0.12 GB, in 17 s; at 256 MB both take 19 s).
   FOREACH id_column IN ARRAY id_columns LOOP
     EXECUTE format('INSERT INTO catalogue_values SELECT project_id, name, %1$L, %1$I::text, count(*)'
-      ' FROM catalogue_events WHERE %1$I <> %2$L GROUP BY project_id, name, %1$I', id_column, '');
+      ' FROM %3$s AS e WHERE %1$I <> %2$L GROUP BY project_id, name, %1$I', id_column, '', new_events);
   END LOOP;
   PERFORM set_config('enable_sort', sort_setting, true);
-  INSERT INTO catalogue_values
-  SELECT e.project_id, e.name, 'properties.' || p.key, p.value, count(*)
-  FROM catalogue_events e CROSS JOIN LATERAL jsonb_each_text(flatten_properties(e.properties)) AS p
   -- Empty or absent properties flatten to nothing; most events have none.
-  WHERE e.properties <> '{}'::jsonb AND p.value <> ''
-  GROUP BY e.project_id, e.name, p.key, p.value;
+  EXECUTE format('INSERT INTO catalogue_values SELECT e.project_id, e.name, ''properties.'' || p.key, p.value, count(*)'
+    ' FROM %s AS e CROSS JOIN LATERAL jsonb_each_text(flatten_properties(e.properties)) AS p'
+    ' WHERE e.properties <> ''{}''::jsonb AND p.value <> '''' GROUP BY e.project_id, e.name, p.key, p.value', new_events);
 
   INSERT INTO event_key_catalogue AS k (project_id, name, key, events, tracked_values, values_left_out)
   SELECT project_id, name, key, sum(events), 0, false FROM catalogue_values GROUP BY project_id, name, key
