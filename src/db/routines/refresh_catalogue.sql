@@ -65,8 +65,8 @@ BEGIN
   -- of hashed grouping sets (a set per column; in its rows the other columns are NULL, so the
   -- coalesce is the set's own value), the ids and the properties of the events that have any
   -- apart. Joined to a row per (event, column) and sorted, a first run over a million events took
-  -- 42 s, spilling to disk; hashed this way, 4 s. Integers' text is one per value, so grouping by the column
-  -- groups by its text. Sorts are off for this statement only: the planner, its groups estimated
+  -- 42 s, spilling to disk; hashed this way, 4 s. Integers' text is one per value, so grouping by
+  -- the column groups by its text. Sorts are off for this statement only: the planner, its groups estimated
   -- past work_mem, would sort each set (a hash aggregate spills to disk when it must); left off for
   -- the statements after it, they joined by nested loops instead of sorting (16 s instead of 4).
   PERFORM set_config('enable_sort', 'off', true);

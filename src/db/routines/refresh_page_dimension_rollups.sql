@@ -87,7 +87,8 @@ BEGIN
   END IF;
   PERFORM free_temporary_tables('dimension_pages');
   -- Only when some project is rebuilt: the distinct paths of the stored pages are made before the
-  -- join, from every page (10M events: 24 s). A row per session page and each path or name of its
+  -- join, from the pages of the projects rebuilt (rebuilt_projects_only; from every page before
+  -- it, 24 s at 10M events). A row per session page and each path or name of its
   -- session is the largest temporary table of a first build (749 MB at 1M events, twice the
   -- events' heap): built one dimension at a time, the paths' 554 MB and then the names' 194.
   IF EXISTS (SELECT 1 FROM page_zones WHERE rebuilt) THEN

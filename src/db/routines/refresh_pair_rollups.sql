@@ -101,7 +101,8 @@ BEGIN
   END IF;
   PERFORM free_temporary_tables('pair_sessions');
   -- Only when some project is rebuilt: the distinct paths of the stored pages are made before the
-  -- join, from every page (10M events: 24 s).
+  -- join, from the pages of the projects rebuilt (rebuilt_projects_only; from every page before
+  -- it, 24 s at 10M events).
   IF EXISTS (SELECT 1 FROM pair_zones WHERE rebuilt) THEN
     EXECUTE 'CREATE TEMPORARY TABLE pair_values ON COMMIT DROP AS ' || format(values_of,
       'pair_zones z JOIN sessions s ON s.project_id = z.project_id' || session_values_join('stored')
