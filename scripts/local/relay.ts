@@ -138,6 +138,9 @@ export async function startRelay(port = 0, options: RelayOptions = {}): Promise<
     session.tcp.removeAllListeners("close");
     session.tcp.removeAllListeners("error");
     const drop = () => {
+      // A session dropped early (its database dropped, the server gone) must not leave its timer
+      // running: the relay's process would wait for it after close().
+      clearTimeout(session.idleTimer);
       session.tcp.destroy();
       const list = idle.get(key);
       if (list)

@@ -1,9 +1,18 @@
-import { asc, eq } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { asc, eq, sql } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { migrateDatabase } from "../../scripts/db/apply-migrations";
+import { createScratchDatabase } from "../../scripts/db/scratch-database";
+import type { Database } from "../../src/db/client";
 import { eventKeyCatalogue, eventNameCatalogue, eventValueCatalogue } from "../../src/db/schema";
 import { EVENT_COLUMNS } from "../../src/lib/dimensions";
 import { FIELD_KEYS } from "../support/event-fields";
-import { createOrganization, createProject, type EventInput, insertEvents } from "../support/factories";
+import {
+  connect,
+  createOrganization,
+  createProject,
+  type EventInput,
+  insertEvents,
+} from "../support/factories";
 import { flattenProperties } from "../support/listing-reference";
 import { testDatabase } from "../support/node/database";
 import type { RawEvent } from "../support/reference";
@@ -59,15 +68,15 @@ function expected(events: RawEvent[]) {
   return { names, keys, values };
 }
 
-async function stored(projectId: string) {
+async function stored(projectId: string, db: Database = database.db) {
   const [names, keys, values] = await Promise.all([
-    database.db.select().from(eventNameCatalogue).where(eq(eventNameCatalogue.projectId, projectId)),
-    database.db
+    db.select().from(eventNameCatalogue).where(eq(eventNameCatalogue.projectId, projectId)),
+    db
       .select()
       .from(eventKeyCatalogue)
       .where(eq(eventKeyCatalogue.projectId, projectId))
       .orderBy(asc(eventKeyCatalogue.key)),
-    database.db.select().from(eventValueCatalogue).where(eq(eventValueCatalogue.projectId, projectId)),
+    db.select().from(eventValueCatalogue).where(eq(eventValueCatalogue.projectId, projectId)),
   ]);
   return {
     names: new Map(
@@ -109,5 +118,58 @@ describe("the discovery catalogue", () => {
     }
     expect(reference.values.get(JSON.stringify(["nested", "properties.a.b.1.c", "d"]))).toBe(1);
     expect(reference.values.get(JSON.stringify(["nested", "properties.e", "false"]))).toBe(1);
+  });
+
+  it("holds the same counts when its first run finds a history already stored", async () => {
+    // The first run (its watermark at 0: a bulk load, a new database) reads the events in place
+    // instead of copying the new ones; the shared test database never takes that path with events.
+    const scratch = await createScratchDatabase("api_catalogue_first_run");
+    const handle = connect(scratch.url, inject("relayProxy"));
+    try {
+      await migrateDatabase(scratch.url);
+      const organization = await createOrganization(handle.db);
+      const history = generateTraffic({ projectId: "x", seed: 92, sessions: 90, from: FROM, to: TO });
+      const later = generateTraffic({
+        projectId: "x",
+        seed: 93,
+        sessions: 30,
+        from: TO,
+        to: TO + 86_400_000,
+      });
+      const projects = [
+        await createProject(handle.db, organization),
+        await createProject(handle.db, organization),
+      ];
+      for (const [index, projectId] of projects.entries()) {
+        const rows = history.slice(index * 7).map((event) => ({ ...event, projectId }));
+        await insertEvents(handle.db, rows as EventInput[], { refresh: false });
+      }
+      const watermark = () =>
+        handle.db.execute<{ processed: string | null }>(
+          sql`select (select processed_xid::text from derived_state where name = 'catalogue') as processed`,
+        );
+      expect((await watermark()).rows[0]?.processed ?? "0").toBe("0");
+
+      await handle.db.execute(sql`select refresh_derived()`);
+      expect(Number((await watermark()).rows[0]?.processed)).toBeGreaterThan(0);
+      for (const [index, projectId] of projects.entries()) {
+        const reference = expected(history.slice(index * 7));
+        const catalogue = await stored(projectId, handle.db);
+        expect(catalogue.names).toEqual(reference.names);
+        expect(catalogue.keys).toEqual(reference.keys);
+        expect(catalogue.values).toEqual(reference.values);
+      }
+
+      // Later runs add to what the first one counted.
+      const [first] = projects as [string, string];
+      await insertEvents(handle.db, later.map((event) => ({ ...event, projectId: first })) as EventInput[]);
+      const reference = expected([...history, ...later]);
+      const catalogue = await stored(first, handle.db);
+      expect(catalogue.names).toEqual(reference.names);
+      expect(catalogue.values).toEqual(reference.values);
+    } finally {
+      await handle.close();
+      await scratch.drop();
+    }
   });
 });
