@@ -1,0 +1,26 @@
+/**
+ * Runs `refresh_derived()` until the named derived families hold every event of the projects (of
+ * every project when none is named). Their watermark is the oldest transaction still running
+ * anywhere on the server, so another test's open transaction (in any database of it) can hold a
+ * run back for a moment; a test that compares derived rows whole waits for them here rather than
+ * reading a run that left some of its events to the next.
+ */
+export async function refreshUntilFolded(
+  query: (text: string) => Promise<{ rows: Array<Record<string, unknown>> }>,
+  families: readonly string[],
+  projectIds: readonly string[] = [],
+): Promise<void> {
+  const quoted = (values: readonly string[]) =>
+    values.map((value) => `'${value.replaceAll("'", "''")}'`).join(", ");
+  const ofProjects = projectIds.length === 0 ? "" : ` WHERE project_id IN (${quoted(projectIds)})`;
+  for (let attempt = 0; attempt < 100; attempt++) {
+    await query("SELECT refresh_derived()");
+    const { rows } = await query(
+      `SELECT coalesce((SELECT min(processed_xid) FROM derived_state WHERE name IN (${quoted(families)})), 0)
+              > coalesce((SELECT max(ingest_xid) FROM events${ofProjects}), -1) AS folded`,
+    );
+    if (rows[0]?.folded === true) return;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`${families.join(", ")} never caught up with the events`);
+}
