@@ -217,7 +217,8 @@ BEGIN
     GROUP BY 1, 2, 3, 4, 5, 6 $sql$, merging);
 
   -- The visitor strings: on a build inserted; otherwise each stored chunk of a recounted visitor,
-  -- with those visitors' bits off, ORed with their bits counted again.
+  -- with those visitors' bits off, ORed with their bits counted again. In (project, day, value)
+  -- order, as write_day_strings writes the others, so that a day's strings lie together.
   IF merging THEN
     EXECUTE 'WITH kept AS (DELETE FROM visitor_day_bits b USING bit_chunks c'
       ' WHERE b.project_id = c.project_id AND b.day = c.day AND b.chunk = c.chunk'
@@ -226,14 +227,14 @@ BEGIN
       ' SELECT project_id, day, dimension, name, chunk, bit_or(visitors) FROM (SELECT * FROM kept UNION ALL'
       ' SELECT g.project_id, g.day, g.dimension, g.name, g.chunk, ordinal_bits(g.ordinals, ' || chunk_bits || ')'
       ' FROM (' || visitor_groups || ') AS g) AS merged'
-      ' GROUP BY 1, 2, 3, 4, 5 HAVING bit_count(bit_or(visitors)) > 0';
+      ' GROUP BY 1, 2, 3, 4, 5 HAVING bit_count(bit_or(visitors)) > 0 ORDER BY 1, 2, 3, 4, 5';
     DELETE FROM visitor_day_mixed m USING bit_visitors v, visitor_ordinals o
     WHERE o.project_id = v.project_id AND o.profile_id = v.profile_id
       AND m.project_id = v.project_id AND m.day = v.day AND m.ordinal = o.ordinal;
   ELSE
     EXECUTE 'INSERT INTO visitor_day_bits (project_id, day, dimension, name, chunk, visitors)'
       ' SELECT g.project_id, g.day, g.dimension, g.name, g.chunk, ordinal_bits(g.ordinals, ' || chunk_bits || ')'
-      ' FROM (' || visitor_groups || ') AS g';
+      ' FROM (' || visitor_groups || ') AS g ORDER BY 1, 2, 3, 4, 5';
   END IF;
   -- Only a visitor with two sessions or more in a day can have two values in it. The listed
   -- visitors carry the day ordinals of their sessions, so the query checks them against the day's

@@ -10,6 +10,11 @@
 -- group's string. Not `merging` (a build, into days with no string), they are inserted. `merging`,
 -- each stored string of a written day is resized to the day's size with the `cleared` bits off and
 -- ORed with its group's new bits; a string left without a set bit is not kept.
+--
+-- Either way the rows are written in (project, day, keys) order: in the order a hash grouping
+-- gave them, a page's slices of a day lay on as many heap pages as it has slices, and a 90-day
+-- /pages under combined filters read twice the pages it needs (0.78 s against 0.46 s at 10M
+-- events once they were no longer all in shared buffers).
 CREATE OR REPLACE FUNCTION write_day_strings(target text, keys text[], source text, merging boolean)
 RETURNS void
 LANGUAGE plpgsql
@@ -19,11 +24,13 @@ DECLARE
   source_keys text := (SELECT string_agg('g.' || quote_ident(k), ', ') FROM unnest(keys) AS k);
   stored_keys text := (SELECT string_agg('b.' || quote_ident(k), ', ') FROM unnest(keys) AS k);
   width constant text := '((d.size + 7) / 8 * 8)';
+  -- The output's leading columns by position: project_id, day, then the keys.
+  row_order constant text := (SELECT string_agg(i::text, ', ') FROM generate_series(1, 2 + cardinality(keys)) AS i);
   written text := format('SELECT g.project_id, g.day, %s, ordinal_bits(g.ordinals, d.size) AS sessions'
     ' FROM (%s) AS g JOIN bit_days d ON d.project_id = g.project_id AND d.day = g.day', source_keys, source);
 BEGIN
   IF NOT merging THEN
-    EXECUTE format('INSERT INTO %I (project_id, day, %s, sessions) %s', target, key_list, written);
+    EXECUTE format('INSERT INTO %I (project_id, day, %s, sessions) %s ORDER BY %s', target, key_list, written, row_order);
     RETURN;
   END IF;
   -- The day's strings are taken out and written back in one statement: a day holds a few hundred.
@@ -32,7 +39,7 @@ BEGIN
       ' ELSE b.sessions || repeat(''0'', %3$s - length(b.sessions))::bit varying END) & ~d.cleared AS sessions)'
       ' INSERT INTO %1$I (project_id, day, %4$s, sessions)'
       ' SELECT project_id, day, %4$s, bit_or(sessions) FROM (SELECT * FROM kept UNION ALL %5$s) AS merged'
-      ' GROUP BY project_id, day, %4$s HAVING bit_count(bit_or(sessions)) > 0',
-    target, stored_keys, width, key_list, written);
+      ' GROUP BY project_id, day, %4$s HAVING bit_count(bit_or(sessions)) > 0 ORDER BY %6$s',
+    target, stored_keys, width, key_list, written, row_order);
 END;
 $fn$;
