@@ -15,6 +15,7 @@ import {
   uniqueId,
 } from "../support/factories";
 import { rawConnection, testDatabase } from "../support/node/database";
+import { refreshUntilFolded } from "../support/node/watermarks";
 import { generateTraffic, shuffled } from "../support/traffic";
 
 /**
@@ -49,20 +50,9 @@ async function waitingEvents(projectId: string): Promise<{ folded: number; waiti
   return result.rows[0] ?? { folded: 0, waiting: 0 };
 }
 
-/**
- * Refreshes until the rollups hold every event of the projects. The watermark is the oldest
- * transaction still running anywhere on the server, so another test's open transaction can hold
- * it back for a moment; the answers stay exact meanwhile, but rollup rows are compared whole.
- */
-async function foldIn(...projectIds: string[]): Promise<void> {
-  for (let attempt = 0; attempt < 100; attempt++) {
-    await database.db.execute(sql`select refresh_derived()`);
-    const counts = await Promise.all(projectIds.map(waitingEvents));
-    if (counts.every((count) => count.waiting === 0)) return;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error("the event rollups never caught up");
-}
+/** Refreshes until the rollups hold every event of the projects (rollup rows are compared whole). */
+const foldIn = (...projectIds: string[]) =>
+  refreshUntilFolded((text: string) => database.db.execute(sql.raw(text)), ["event_rollups"], projectIds);
 
 beforeAll(async () => {
   await insertEvents(database.db, traffic(oneBatch));
