@@ -15,7 +15,7 @@ import {
 } from "../support/factories";
 import { flattenProperties } from "../support/listing-reference";
 import { testDatabase } from "../support/node/database";
-import { refreshUntilFolded } from "../support/node/watermarks";
+import { drizzleStatements, refreshUntilFolded } from "../support/node/watermarks";
 import type { RawEvent } from "../support/reference";
 import { generateTraffic, shuffled } from "../support/traffic";
 
@@ -34,9 +34,6 @@ let organizationId: string;
 beforeAll(async () => {
   organizationId = await createOrganization(database.db);
 });
-
-/** A statement runner for refreshUntilFolded over a test's database handle. */
-const folding = (db: Database) => (text: string) => db.execute<Record<string, unknown>>(sql.raw(text));
 
 function expected(events: RawEvent[]) {
   const names = new Map<string, { events: number; first: number; last: number }>();
@@ -111,7 +108,7 @@ describe("the discovery catalogue", () => {
     for (let i = 0; i < shuffledEvents.length; i += 97) {
       await insertEvents(database.db, shuffledEvents.slice(i, i + 97) as EventInput[]);
     }
-    await refreshUntilFolded(folding(database.db), ["catalogue"], [oneBatch, batched]);
+    await refreshUntilFolded(drizzleStatements(database.db), ["catalogue"], [oneBatch, batched]);
     const reference = expected(all);
     for (const projectId of [oneBatch, batched]) {
       const catalogue = await stored(projectId);
@@ -155,7 +152,7 @@ describe("the discovery catalogue", () => {
         );
       expect((await watermark()).rows[0]?.processed ?? "0").toBe("0");
 
-      await refreshUntilFolded(folding(handle.db), ["catalogue"]);
+      await refreshUntilFolded(drizzleStatements(handle.db), ["catalogue"]);
       expect(Number((await watermark()).rows[0]?.processed)).toBeGreaterThan(0);
       for (const [index, projectId] of projects.entries()) {
         const reference = expected(history.slice(index * 7));
@@ -168,7 +165,7 @@ describe("the discovery catalogue", () => {
       // Later runs add to what the first one counted.
       const [first] = projects as [string, string];
       await insertEvents(handle.db, later.map((event) => ({ ...event, projectId: first })) as EventInput[]);
-      await refreshUntilFolded(folding(handle.db), ["catalogue"]);
+      await refreshUntilFolded(drizzleStatements(handle.db), ["catalogue"]);
       const reference = expected([...history, ...later]);
       const catalogue = await stored(first, handle.db);
       expect(catalogue.names).toEqual(reference.names);

@@ -15,7 +15,7 @@ import {
   uniqueId,
 } from "../support/factories";
 import { rawConnection, testDatabase } from "../support/node/database";
-import { refreshUntilFolded } from "../support/node/watermarks";
+import { drizzleStatements, refreshUntilFolded } from "../support/node/watermarks";
 import { generateTraffic, shuffled } from "../support/traffic";
 
 /**
@@ -52,7 +52,7 @@ async function waitingEvents(projectId: string): Promise<{ folded: number; waiti
 
 /** Refreshes until the rollups hold every event of the projects (rollup rows are compared whole). */
 const foldIn = (...projectIds: string[]) =>
-  refreshUntilFolded((text: string) => database.db.execute(sql.raw(text)), ["event_rollups"], projectIds);
+  refreshUntilFolded(drizzleStatements(database.db), ["event_rollups"], projectIds);
 
 beforeAll(async () => {
   await insertEvents(database.db, traffic(oneBatch));

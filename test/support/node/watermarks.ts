@@ -1,3 +1,10 @@
+import { sql } from "drizzle-orm";
+import type { Database } from "../../../src/db/client";
+
+/** refreshUntilFolded's statement runner over a Drizzle handle (the Neon driver through the relay). */
+export const drizzleStatements = (db: Database) => (text: string) =>
+  db.execute<Record<string, unknown>>(sql.raw(text));
+
 /**
  * Runs `refresh_derived()` until the named derived families hold every event of the projects (of
  * every project when none is named). Their watermark is the oldest transaction still running
