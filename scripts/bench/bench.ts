@@ -275,7 +275,13 @@ async function main(): Promise<void> {
       options.adminUrl,
       options.database,
       url,
-      { events: options.events, days: options.days, seed: options.seed, reload: options.reload },
+      {
+        events: options.events,
+        days: options.days,
+        seed: options.seed,
+        reload: options.reload,
+        minFreeBytes: options.minFreeGb * 1024 ** 3,
+      },
       progress,
     );
     results.reused = prepared.reused;

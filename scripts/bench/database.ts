@@ -3,6 +3,7 @@ import os from "node:os";
 import pg from "pg";
 import { migrateDatabase } from "../db/apply-migrations";
 import { seedDatabase } from "../seed/loader";
+import { gib, guardDisk } from "./disk-guard";
 
 /**
  * The benchmark's own database: created when missing, migrated, and loaded with the seed unless
@@ -23,6 +24,11 @@ export interface DataSetMarker {
   loadSeconds: number;
   sessions: number;
   profiles: number;
+  /**
+   * The load's peak on disk: free space at its start less the least seen during it (the
+   * disk guard's samples; absent when the server's disk is not on this machine).
+   */
+  peakDiskBytes?: number;
 }
 
 export interface PreparedDatabase {
@@ -66,7 +72,7 @@ export async function prepareBenchDatabase(
   adminUrl: string,
   database: string,
   url: string,
-  wanted: { events: number; days: number; seed: number; reload: boolean },
+  wanted: { events: number; days: number; seed: number; reload: boolean; minFreeBytes: number },
   log: Log,
 ): Promise<PreparedDatabase> {
   const existing = await withClient(adminUrl, async (admin) => {
@@ -106,7 +112,8 @@ export async function prepareBenchDatabase(
       `(seed ${wanted.seed}) into ${database}…`,
   );
   let lastTenth = -1;
-  const result = await seedDatabase(url, {
+  const guard = await guardDisk(adminUrl, database, wanted.minFreeBytes, log);
+  const loading = seedDatabase(url, {
     events: wanted.events,
     days: wanted.days,
     seed: wanted.seed,
@@ -124,6 +131,11 @@ export async function prepareBenchDatabase(
         phase === "indexes" ? "  rebuilding the events indexes…" : "  deriving sessions (refresh_derived)…",
       ),
   });
+  const result = await loading.catch((error: unknown) => {
+    const stopped = guard?.stop().stoppedBecause;
+    throw stopped === undefined ? error : new Error(`database: ${stopped}`, { cause: error });
+  });
+  const watch = guard?.stop();
   const marker: DataSetMarker = {
     events: wanted.events,
     days: wanted.days,
@@ -133,12 +145,14 @@ export async function prepareBenchDatabase(
     loadSeconds: Math.round(result.millis / 100) / 10,
     sessions: result.sessions,
     profiles: result.profiles,
+    ...(watch && { peakDiskBytes: watch.startFreeBytes - watch.leastFreeBytes }),
   };
   await withClient(adminUrl, async (admin) => {
     const text = admin.escapeLiteral(`${MARKER_PREFIX}${JSON.stringify(marker)}`);
     await admin.query(`COMMENT ON DATABASE "${database}" IS ${text}`);
   });
-  log(`database: loaded in ${marker.loadSeconds} s`);
+  const peak = marker.peakDiskBytes === undefined ? "" : `, its peak on disk ${gib(marker.peakDiskBytes)}`;
+  log(`database: loaded in ${marker.loadSeconds} s${peak}`);
   return { marker, reused: false, settleSeconds: await settleDatabase(url, log) };
 }
 

@@ -31,6 +31,8 @@ export interface BenchOptions {
   sections: readonly BenchSection[];
   /** Load (or check) and migrate the data set, then stop. */
   loadOnly: boolean;
+  /** A load stops (and rolls back) when the server's disk has less than this many GiB free. */
+  minFreeGb: number;
   /** REPORT.json of an earlier run, for the growth columns. */
   compare: string | undefined;
 }
@@ -51,6 +53,8 @@ export const BENCH_USAGE = `usage: npm run bench -- [options]
                             (issue 15's filters, values picked from the data), export (stream, cursor
                             depth), routes (issue 17's routes beside plain SQL); default all four
   --load-only               load (or check) and migrate the data set, then stop
+  --min-free-gb <g>         stop a load, rolling it back, when the disk of the database's server (when it
+                            is on this machine) has less than this free (default 5)
   --compare <file.json>     an earlier run's results (the .json beside its report): adds its p50 and the
                             growth (this run / that run) per case and per target of issue 15
   --out <file>              report file (default scripts/bench/REPORT.md); the results go beside it as
@@ -122,6 +126,9 @@ export function parseBenchOptions(argv: readonly string[], env: NodeJS.ProcessEn
       case "--load-only":
         loadOnly = true;
         break;
+      case "--min-free-gb":
+        given.minFreeGb = positive(value(), flag);
+        break;
       case "--compare":
         compare = value();
         break;
@@ -156,6 +163,7 @@ export function parseBenchOptions(argv: readonly string[], env: NodeJS.ProcessEn
     out: given.out ?? "scripts/bench/REPORT.md",
     sections: sections ?? BENCH_SECTIONS,
     loadOnly,
+    minFreeGb: given.minFreeGb ?? 5,
     compare,
   };
 }

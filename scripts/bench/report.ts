@@ -8,6 +8,7 @@ import {
   WINDOW_DAYS,
   type WindowDays,
 } from "./cases";
+import { gib } from "./disk-guard";
 import { describeCase } from "./filters";
 import { fmtMs } from "./measure";
 import {
@@ -255,7 +256,10 @@ export function renderReport(results: BenchResults): string {
   );
   if (results.marker) {
     lines.push(
-      `- Loaded ${results.marker.loadedAt} in ${results.marker.loadSeconds} s; ` +
+      `- Loaded ${results.marker.loadedAt} in ${results.marker.loadSeconds} s` +
+        (results.marker.peakDiskBytes === undefined
+          ? "; "
+          : ` (its peak on disk, as the free space of the server's file system fell: ${gib(results.marker.peakDiskBytes)}); `) +
         `traffic ends ${results.marker.now}; ${fmtInt(results.marker.sessions)} sessions, ` +
         `${fmtInt(results.marker.profiles)} profiles in all projects`,
     );
