@@ -9,6 +9,8 @@ import { BenchUsageError, parseBenchOptions } from "../../scripts/bench/options"
  */
 
 const GIB = 1024 ** 3;
+/** No environment: the options read only BENCH_ADMIN_URL from it (the Worker's bindings widen the type). */
+const env = {} as NodeJS.ProcessEnv;
 
 describe("the benchmark's disk guard", () => {
   it("lets a load go on at or above the floor and stops it one byte below", () => {
@@ -27,15 +29,15 @@ describe("the benchmark's disk guard", () => {
   });
 
   it("takes its floor from --min-free-gb, 5 GiB when not given", () => {
-    expect(parseBenchOptions([], {}).minFreeGb).toBe(5);
-    expect(parseBenchOptions(["--min-free-gb", "12.5"], {}).minFreeGb).toBe(12.5);
-    expect(parseBenchOptions(["--min-free-gb=8"], {}).minFreeGb).toBe(8);
+    expect(parseBenchOptions([], env).minFreeGb).toBe(5);
+    expect(parseBenchOptions(["--min-free-gb", "12.5"], env).minFreeGb).toBe(12.5);
+    expect(parseBenchOptions(["--min-free-gb=8"], env).minFreeGb).toBe(8);
     for (const bad of ["0", "-1", "lots"]) {
-      expect(() => parseBenchOptions(["--min-free-gb", bad], {})).toThrow(
+      expect(() => parseBenchOptions(["--min-free-gb", bad], env)).toThrow(
         new BenchUsageError("--min-free-gb must be a positive number"),
       );
     }
-    expect(() => parseBenchOptions(["--min-free-gb"], {})).toThrow(
+    expect(() => parseBenchOptions(["--min-free-gb"], env)).toThrow(
       new BenchUsageError("--min-free-gb needs a value"),
     );
   });
