@@ -81,11 +81,15 @@ DECLARE
       ' sum(revenue::float8) AS revenue FROM pair_values GROUP BY 1, 2, 3, 4, 7, 8',
       b.dimension, coalesce(quote_ident(b.prefix), 'NULL::text')), ' UNION ALL ')
     FROM session_dimensions() AS b);
+  -- On a full build, the statements that make the table's indexes again once it is written
+  -- (set_aside_indexes, src/db/routines/set_aside_indexes.sql).
+  set_aside text[] := '{}';
 BEGIN
   PERFORM free_temporary_tables(VARIADIC scratch_tables);
   CREATE TEMPORARY TABLE pair_zones ON COMMIT DROP AS SELECT * FROM derived_zones(rebuild_all);
   IF rebuild_all THEN
     TRUNCATE session_pair_rollups;
+    set_aside := set_aside_indexes('session_pair_rollups');
   ELSE
     EXECUTE 'DELETE FROM session_pair_rollups p USING pair_zones z WHERE p.project_id = z.project_id AND z.rebuilt AND '
       || rebuilt_projects_only('pair_zones', 'p');
@@ -113,6 +117,7 @@ BEGIN
   END IF;
   IF rebuild_all THEN
     PERFORM free_temporary_tables(VARIADIC scratch_tables);
+    PERFORM restore_indexes(set_aside);
     RETURN;
   END IF;
 

@@ -101,9 +101,9 @@ DECLARE
   page_groups text := 'SELECT project_id, %1$I, origin, path, title, sum(sessions) AS sessions, sum(pageviews) AS pageviews,'
     ' sum(bounces) AS bounces, sum(duration_ms::float8) AS duration_ms, sum(timed_views) AS timed_views'
     ' FROM rollup_pages WHERE %1$I IS NOT NULL GROUP BY 1, 2, 3, 4, 5';
-  page_indexes text[];
-  page_index_names text[];
-  page_index text;
+  -- On a full build, the statements that make the written tables' indexes again
+  -- (set_aside_indexes, src/db/routines/set_aside_indexes.sql).
+  set_aside text[] := '{}';
   pages_written bigint;
   rezoned boolean;
 BEGIN
@@ -117,14 +117,11 @@ BEGIN
 
   IF rebuild_all THEN
     TRUNCATE session_rollups, session_day_rollups, page_rollups, page_day_rollups, session_pages, session_names;
-    -- Every session page and name is written: building their indexes afterwards, from their
-    -- definitions as they stand, is several times cheaper than maintaining them row by row.
-    SELECT array_agg(pg_get_indexdef(indexrelid)), array_agg(indexrelid::regclass::text)
-    INTO page_indexes, page_index_names
-    FROM pg_index WHERE indrelid IN ('session_pages'::regclass, 'session_names'::regclass);
-    IF page_index_names IS NOT NULL THEN
-      EXECUTE (SELECT 'DROP INDEX ' || string_agg(name, ', ') FROM unnest(page_index_names) AS name);
-    END IF;
+    -- Every session page and name and every rollup row is written: building their indexes
+    -- afterwards is several times cheaper than maintaining them row by row.
+    set_aside := set_aside_indexes('session_pages') || set_aside_indexes('session_names')
+      || set_aside_indexes('session_rollups') || set_aside_indexes('session_day_rollups')
+      || set_aside_indexes('page_rollups') || set_aside_indexes('page_day_rollups');
     EXECUTE 'CREATE TEMPORARY TABLE rollup_sessions ON COMMIT DROP AS '
       || format(sessions_of, 'sessions s LEFT JOIN rollup_zones z ON z.project_id = s.project_id', '1', 'true', 'true');
   ELSIF rezoned THEN
@@ -218,9 +215,7 @@ BEGIN
   END IF;
 
   IF rebuild_all THEN
-    FOREACH page_index IN ARRAY coalesce(page_indexes, '{}') LOOP
-      EXECUTE page_index;
-    END LOOP;
+    PERFORM restore_indexes(set_aside);
   END IF;
   -- Fresh statistics when this run wrote a large share of the sessions and their pages (the first
   -- build, a bulk load), ahead of autovacuum: a table planned as nearly empty would be scanned once
