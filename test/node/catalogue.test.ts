@@ -15,9 +15,9 @@ import {
 } from "../support/factories";
 import { flattenProperties } from "../support/listing-reference";
 import { testDatabase } from "../support/node/database";
-import { drizzleStatements, refreshUntilFolded } from "../support/node/watermarks";
 import type { RawEvent } from "../support/reference";
 import { generateTraffic, shuffled } from "../support/traffic";
+import { drizzleStatements, refreshUntilFolded } from "../support/watermarks";
 
 /**
  * The discovery catalogue (src/db/routines/refresh_catalogue.sql) is kept by addition: whatever the

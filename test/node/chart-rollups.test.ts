@@ -15,8 +15,8 @@ import {
   uniqueId,
 } from "../support/factories";
 import { rawConnection, testDatabase } from "../support/node/database";
-import { drizzleStatements, refreshUntilFolded } from "../support/node/watermarks";
 import { generateTraffic, shuffled } from "../support/traffic";
+import { drizzleStatements, refreshUntilFolded } from "../support/watermarks";
 
 /**
  * The event rollups against the exact path over the same events: the same chart series for every

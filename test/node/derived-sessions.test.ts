@@ -7,7 +7,7 @@ import { sessions } from "../../src/db/schema";
 import { refreshDerived } from "../../src/queries/derived";
 import { type EventInput, insertEvents, uniqueId } from "../support/factories";
 import { rawConnection, testDatabase } from "../support/node/database";
-import { refreshUntilFolded } from "../support/node/watermarks";
+import { refreshUntilFolded } from "../support/watermarks";
 
 const database = testDatabase();
 afterAll(() => database.close());

@@ -11,8 +11,8 @@ import {
   insertEvents,
 } from "../support/factories";
 import { rawConnection } from "../support/node/database";
-import { drizzleStatements, refreshUntilFolded } from "../support/node/watermarks";
 import { generateTraffic } from "../support/traffic";
+import { drizzleStatements, refreshUntilFolded } from "../support/watermarks";
 
 /**
  * set_aside_indexes and restore_indexes (src/db/routines/set_aside_indexes.sql,
