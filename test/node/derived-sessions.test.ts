@@ -170,8 +170,12 @@ describe("refresh_derived()", () => {
          VALUES ($1, 'screen_view', 'd-slow', 'd-slow', 'slow', $2)`,
           [projectId, at(0)],
         );
-        // A later transaction commits first, and a run happens while the slow one is open.
-        await insertEvents(database.db, [{ projectId, sessionId: "fast", createdAt: at(1) }]);
+        // A later transaction commits first, and a run happens while the slow one is open (one
+        // run: insertEvents would wait for a watermark the open transaction holds back).
+        await insertEvents(database.db, [{ projectId, sessionId: "fast", createdAt: at(1) }], {
+          refresh: false,
+        });
+        await refreshDerived(database.db);
         expect((await sessionRows(projectId)).map((row) => row.id)).toEqual(["fast"]);
 
         await slow.query("COMMIT");
