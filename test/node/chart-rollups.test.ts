@@ -548,6 +548,18 @@ describe("incremental maintenance", () => {
       return field === undefined ? null : (event[field] as string | null | undefined) || null;
     };
     const members = new Map<string, { profiles: Set<string>; sessions: Set<string> }>();
+    // The refresh counts a member of one combination of values per day and name apart from one of
+    // several (src/db/routines/refresh_event_pair_rollups.sql): the traffic holds both kinds.
+    const combinations = new Map<string, Set<string>>();
+    for (const event of traffic(oneBatch)) {
+      const day = (event.createdAt as Date).toISOString().slice(0, 10);
+      const member = JSON.stringify([day, event.name, event.profileId]);
+      const values = JSON.stringify(CHART_PAIR_COLUMNS.map((column) => columnValue(event, column)));
+      combinations.set(member, (combinations.get(member) ?? new Set<string>()).add(values));
+    }
+    const several = [...combinations.values()].filter((values) => values.size > 1).length;
+    expect(several).toBeGreaterThan(5);
+    expect(combinations.size - several).toBeGreaterThan(100);
     for (const event of traffic(oneBatch)) {
       const day = (event.createdAt as Date).toISOString().slice(0, 10);
       for (const [first, second] of ROW_KINDS) {
