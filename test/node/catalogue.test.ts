@@ -176,3 +176,92 @@ describe("the discovery catalogue", () => {
     }
   });
 });
+
+describe("values tracked per key", () => {
+  it("keeps the first ones up to the limit, the most frequent first, and their exact counts after the key is full", async () => {
+    // The limit is 10,000 in refresh_derived(); called here with 3 on a database of its own, since
+    // a run folds every project's new events under one watermark.
+    const scratch = await createScratchDatabase("api_catalogue_tracked");
+    const handle = connect(scratch.url, inject("relayProxy"));
+    try {
+      await migrateDatabase(scratch.url);
+      const projectId = await createProject(handle.db, await createOrganization(handle.db));
+      let second = 0;
+      const batch = (values: Array<[string, string]>): EventInput[] =>
+        values.map(([key, value]) => ({
+          projectId,
+          sessionId: "s1",
+          profileId: "p1",
+          name: "pick",
+          createdAt: new Date(FROM + ++second * 1_000),
+          properties: { [key]: value },
+        }));
+      const times = (key: string, value: string, count: number): Array<[string, string]> =>
+        Array.from({ length: count }, (): [string, string] => [key, value]);
+      const run = async (events: EventInput[]) => {
+        await insertEvents(handle.db, events, { refresh: false });
+        await handle.db.execute(
+          sql`select refresh_catalogue((pg_snapshot_xmin(pg_current_snapshot())::text)::bigint, 3)`,
+        );
+      };
+      const tracked = async () => {
+        const rows = await handle.db
+          .select()
+          .from(eventKeyCatalogue)
+          .where(eq(eventKeyCatalogue.projectId, projectId))
+          .orderBy(asc(eventKeyCatalogue.key));
+        const values = await handle.db
+          .select()
+          .from(eventValueCatalogue)
+          .where(eq(eventValueCatalogue.projectId, projectId));
+        return Object.fromEntries(
+          rows
+            .filter((row) => row.key.startsWith("properties."))
+            .map((row) => [
+              row.key,
+              {
+                events: row.events,
+                leftOut: row.valuesLeftOut,
+                values: Object.fromEntries(
+                  values.filter((value) => value.key === row.key).map((value) => [value.value, value.events]),
+                ),
+              },
+            ]),
+        );
+      };
+
+      // `k` has more values than the limit, `m` exactly as many.
+      await run(
+        batch([
+          ...times("k", "a", 4),
+          ...times("k", "b", 3),
+          ...times("k", "c", 2),
+          ...times("k", "d", 1),
+          ...times("m", "x", 1),
+          ...times("m", "y", 1),
+          ...times("m", "z", 1),
+        ]),
+      );
+      expect(await tracked()).toEqual({
+        "properties.k": { events: 10, leftOut: true, values: { a: 4, b: 3, c: 2 } },
+        "properties.m": { events: 3, leftOut: false, values: { x: 1, y: 1, z: 1 } },
+      });
+      // A new value of a full key that says so is left out; one of a full key that does not says so now.
+      await run(
+        batch([...times("k", "e", 5), ...times("k", "a", 2), ...times("m", "w", 1), ...times("m", "x", 1)]),
+      );
+      expect(await tracked()).toEqual({
+        "properties.k": { events: 17, leftOut: true, values: { a: 6, b: 3, c: 2 } },
+        "properties.m": { events: 5, leftOut: true, values: { x: 2, y: 1, z: 1 } },
+      });
+      await run(batch([...times("k", "b", 1), ...times("k", "d", 1), ...times("m", "z", 2)]));
+      expect(await tracked()).toEqual({
+        "properties.k": { events: 19, leftOut: true, values: { a: 6, b: 4, c: 2 } },
+        "properties.m": { events: 7, leftOut: true, values: { x: 2, y: 1, z: 3 } },
+      });
+    } finally {
+      await handle.close();
+      await scratch.drop();
+    }
+  });
+});

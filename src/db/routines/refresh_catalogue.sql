@@ -105,7 +105,10 @@ BEGIN
   FROM catalogue_values n
   WHERE v.project_id = n.project_id AND v.name = n.name AND v.key = n.key AND v.value = n.value;
 
-  -- New values, the most frequent first, while the key has room.
+  -- New values, the most frequent first, while the key has room. A key already full, that says so,
+  -- has nothing to learn from its new values: the ids' keys fill within the first thousands of
+  -- sessions, and then brought most of a run's values (103,000 of 111,000 at 1,000 events/s), each
+  -- looked up and sorted here for nothing (0.9 s a run).
   CREATE TEMPORARY TABLE catalogue_new ON COMMIT DROP AS
   SELECT n.project_id, n.name, n.key, n.value, n.events,
     length(n.value) <= 1000 AND row_number() OVER (
@@ -113,6 +116,7 @@ BEGIN
     ) <= tracked - k.tracked_values AS kept
   FROM catalogue_values n
   JOIN event_key_catalogue k ON k.project_id = n.project_id AND k.name = n.name AND k.key = n.key
+    AND NOT (k.tracked_values >= tracked AND k.values_left_out)
   WHERE NOT EXISTS (
     SELECT 1 FROM event_value_catalogue v
     WHERE v.project_id = n.project_id AND v.name = n.name AND v.key = n.key AND v.value = n.value
