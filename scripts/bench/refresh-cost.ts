@@ -68,6 +68,24 @@ async function functionTimes(client: pg.Client): Promise<Map<string, number>> {
   return new Map(rows.map((row) => [row.name, Number(row.total)]));
 }
 
+/** The server's write-ahead log position, as text (an LSN). */
+async function walPosition(client: pg.Client): Promise<string> {
+  const { rows } = await client.query<{ lsn: string }>("SELECT pg_current_wal_lsn()::text AS lsn");
+  return rows[0]?.lsn ?? "0/0";
+}
+
+/**
+ * Bytes of write-ahead log since `from`: what a run costs in WAL (replication, Neon's storage,
+ * checkpoints), beside its time. The whole server's, so nothing else may write meanwhile.
+ */
+async function walWritten(client: pg.Client, from: string): Promise<number> {
+  const { rows } = await client.query<{ bytes: string }>(
+    "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn)::bigint::text AS bytes",
+    [from],
+  );
+  return Number(rows[0]?.bytes ?? 0);
+}
+
 /** The median of some run times (nearest rank, as the benchmark's cells). */
 const median = (values: readonly number[]): number => percentile(values, 50) ?? 0;
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(2)} s`;
@@ -142,8 +160,13 @@ async function main(): Promise<void> {
       await client.query("SELECT refresh_derived()");
       let before = await functionTimes(client);
       const columns = EVENT_COLUMNS.filter((column) => column !== "ingest_xid").join(", ");
-      const runs: { events: number; insertMs: number; refreshMs: number; routines: Map<string, number> }[] =
-        [];
+      const runs: {
+        events: number;
+        insertMs: number;
+        refreshMs: number;
+        walBytes: number;
+        routines: Map<string, number>;
+      }[] = [];
       for (let minute = 0; minute < options.minutes; minute++) {
         const from = new Date(start + minute * MINUTE);
         const to = new Date(minute === options.minutes - 1 ? 8.64e15 : start + (minute + 1) * MINUTE);
@@ -154,17 +177,22 @@ async function main(): Promise<void> {
           [from, to],
         );
         const insertMs = performance.now() - insertStart;
+        const walBefore = await walPosition(client);
         const refreshStart = performance.now();
         await client.query("SELECT refresh_derived()");
         const refreshMs = performance.now() - refreshStart;
+        const walBytes = await walWritten(client, walBefore);
         const after = await functionTimes(client);
         const routines = new Map([...after].map(([name, total]) => [name, total - (before.get(name) ?? 0)]));
         before = after;
-        runs.push({ events: inserted.rowCount ?? 0, insertMs, refreshMs, routines });
-        log(`minute ${minute + 1}: ${inserted.rowCount} events, refresh ${seconds(refreshMs)}`);
+        runs.push({ events: inserted.rowCount ?? 0, insertMs, refreshMs, walBytes, routines });
+        log(
+          `minute ${minute + 1}: ${inserted.rowCount} events, refresh ${seconds(refreshMs)}, WAL ${megabytes(walBytes)}`,
+        );
       }
       const refresh = runs.map((run) => run.refreshMs);
       const inserts = runs.map((run) => run.insertMs);
+      const wal = runs.map((run) => run.walBytes);
       const names = [...new Set(runs.flatMap((run) => [...run.routines.keys()]))]
         .map((name) => ({ name, times: runs.map((run) => run.routines.get(name) ?? 0) }))
         .filter((routine) => routine.times.some((t) => t > 0))
@@ -178,6 +206,7 @@ async function main(): Promise<void> {
         "|---|--:|--:|",
         `| refresh_derived() per run (target < 10 s) | ${seconds(median(refresh))} | ${seconds(Math.max(...refresh))} |`,
         `| the minute's insert | ${seconds(median(inserts))} | ${seconds(Math.max(...inserts))} |`,
+        `| WAL written by refresh_derived() (the server's, as the run saw it) | ${megabytes(median(wal))} | ${megabytes(Math.max(...wal))} |`,
         ...names.map(
           (routine) =>
             `| \`${routine.name}\` (total time, nested calls included) | ${seconds(median(routine.times))} | ${seconds(Math.max(...routine.times))} |`,
