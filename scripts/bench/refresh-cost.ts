@@ -9,7 +9,8 @@
  * minute at a time, each minute followed by the cron's `refresh_derived()`. Sessions run across
  * minutes as they do in live traffic, so every refresh also revisits sessions an earlier one saw.
  * It reports the time of each refresh and of each routine within it (track_functions), the
- * write-ahead log each refresh writes, and the storage of `events` against the derived tables. The copy is dropped at the end unless `--keep`.
+ * write-ahead log each refresh writes, and the storage of `events` against the derived tables.
+ * The copy is dropped at the end unless `--keep`.
  */
 import path from "node:path";
 import { fileURLToPath } from "node:url";
