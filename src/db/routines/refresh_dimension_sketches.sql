@@ -36,7 +36,7 @@ AS $fn$
 DECLARE
   -- Its temporary tables, their disk given back when it ends (src/db/routines/free_temporary_tables.sql).
   scratch_tables constant text[] := ARRAY['dimension_zones', 'dimension_days', 'dimension_sessions', 'dimension_values',
-    'dimension_groups'];
+    'dimension_groups', 'dimension_grown'];
   sparse_limit constant integer := 128;
   -- The sessions of a rebuilt day `d`: those whose start `date_trunc` puts in it, as the groups
   -- are keyed. Where midnight happens twice (clocks falling back at 01:00, Havana), a start in the
@@ -147,19 +147,25 @@ BEGIN
   WHERE EXISTS (SELECT 1 FROM visitor_dimension_sketches d WHERE d.project_id = g.project_id
     AND d.dimension = g.dimension AND d.name IS NOT DISTINCT FROM g.name AND d.day = g.day AND d.plane = 1)
   ON CONFLICT (project_id, dimension, name, day, plane) DO UPDATE SET registers = v.registers | excluded.registers;
-  -- Into a sparse or a new group: the union of entries.
-  INSERT INTO visitor_dimension_sketches AS v (project_id, day, dimension, name, plane, entries)
-  SELECT g.project_id, g.day, g.dimension, g.name, 0, g.entries FROM dimension_groups g
-  WHERE NOT EXISTS (SELECT 1 FROM visitor_dimension_sketches d WHERE d.project_id = g.project_id
-    AND d.dimension = g.dimension AND d.name IS NOT DISTINCT FROM g.name AND d.day = g.day AND d.plane = 1)
-  ON CONFLICT (project_id, dimension, name, day, plane) DO UPDATE
-  SET entries = ARRAY(SELECT DISTINCT e FROM unnest(v.entries || excluded.entries) AS e ORDER BY e);
-  -- A sparse group grown past the limit: written dense.
+  -- Into a sparse or a new group: the union of entries. The rows it leaves past the limit are
+  -- noted as it writes them: looked for afterwards among the sparse rows of the run's days, they
+  -- were found by reading every sparse row of the table (its key leads with the project and the
+  -- dimension, not the plane), a read that grew with the data.
+  PERFORM free_temporary_tables('dimension_grown');
+  CREATE TEMPORARY TABLE dimension_grown (row_id tid) ON COMMIT DROP;
+  WITH merged AS (
+    INSERT INTO visitor_dimension_sketches AS v (project_id, day, dimension, name, plane, entries)
+    SELECT g.project_id, g.day, g.dimension, g.name, 0, g.entries FROM dimension_groups g
+    WHERE NOT EXISTS (SELECT 1 FROM visitor_dimension_sketches d WHERE d.project_id = g.project_id
+      AND d.dimension = g.dimension AND d.name IS NOT DISTINCT FROM g.name AND d.day = g.day AND d.plane = 1)
+    ON CONFLICT (project_id, dimension, name, day, plane) DO UPDATE
+    SET entries = ARRAY(SELECT DISTINCT e FROM unnest(v.entries || excluded.entries) AS e ORDER BY e)
+    RETURNING v.ctid AS row_id, cardinality(v.entries) AS size
+  )
+  INSERT INTO dimension_grown SELECT row_id FROM merged WHERE size > sparse_limit;
+  -- A sparse group grown past the limit (or born past it in this run): written dense.
   WITH grown AS (
-    DELETE FROM visitor_dimension_sketches v
-    WHERE v.plane = 0 AND cardinality(v.entries) > sparse_limit AND (EXISTS (SELECT 1 FROM dimension_sessions s
-      WHERE s.project_id = v.project_id AND s.day = v.day) OR EXISTS (SELECT 1 FROM dimension_values s
-      WHERE s.project_id = v.project_id AND s.day = v.day))
+    DELETE FROM visitor_dimension_sketches v WHERE v.ctid = ANY (ARRAY(SELECT row_id FROM dimension_grown))
     RETURNING v.project_id, v.day, v.dimension, v.name, v.entries
   )
   INSERT INTO visitor_dimension_sketches (project_id, day, dimension, name, plane, registers)
