@@ -41,7 +41,7 @@ DECLARE
   -- Those rows summed per day, page and values: the page of a touched session that stayed in its
   -- day with the same values nets its old and new rows into one.
   netted text := 'SELECT project_id, day, origin, path, title, sum(sessions) AS sessions, sum(pageviews) AS pageviews,'
-       ' sum(bounces) AS bounces, sum(duration_ms) AS duration_ms, sum(timed_views) AS timed_views'
+       ' sum(bounces) AS bounces, sum(duration_ms)::float8 AS duration_ms, sum(timed_views) AS timed_views'
     || (SELECT string_agg(format(', %I', d.dimension), '') FROM session_dimensions() AS d)
     || ' FROM (%s) AS signed GROUP BY project_id, day, origin, path, title'
     || (SELECT string_agg(format(', %I', d.dimension), '') FROM session_dimensions() AS d);
@@ -61,7 +61,7 @@ DECLARE
     ' %2$s::integer AS sessions, %2$s * p.views AS pageviews, CASE WHEN s.is_bounce THEN %2$s ELSE 0 END AS bounces,'
     ' %2$s * p.duration_ms AS duration_ms, %2$s * p.timed_views AS timed_views FROM %1$s AND p.views > 0';
   value_pages_netted text := 'SELECT project_id, day, dimension, name, origin, path, title, sum(sessions) AS sessions,'
-    ' sum(pageviews) AS pageviews, sum(bounces) AS bounces, sum(duration_ms) AS duration_ms,'
+    ' sum(pageviews) AS pageviews, sum(bounces) AS bounces, sum(duration_ms)::float8 AS duration_ms,'
     ' sum(timed_views) AS timed_views FROM (%s) AS signed GROUP BY project_id, day, dimension, name, origin, path, title';
   value_groups text := 'SELECT project_id, day, dimension, name, origin, path, title,'
     ' sum(sessions) AS sessions, sum(pageviews) AS pageviews, sum(bounces) AS bounces,'

@@ -59,8 +59,8 @@ DECLARE
   -- Those rows summed per hour, day and values: a touched session that stayed in its hour and day
   -- with the same values nets its old and new rows into one.
   sessions_netted text := 'SELECT project_id, hour, day, sum(sessions) AS sessions, sum(bounces) AS bounces,'
-       ' sum(screen_views) AS screen_views, sum(duration_ms) AS duration_ms, sum(timed_sessions) AS timed_sessions,'
-       ' sum(revenue) AS revenue'
+       ' sum(screen_views) AS screen_views, sum(duration_ms)::float8 AS duration_ms, sum(timed_sessions) AS timed_sessions,'
+       ' sum(revenue)::float8 AS revenue'
     || (SELECT string_agg(format(', %I', d.dimension), '') FROM session_dimensions() AS d)
     || ' FROM (%s) AS signed GROUP BY project_id, hour, day'
     || (SELECT string_agg(format(', %I', d.dimension), '') FROM session_dimensions() AS d);
@@ -83,8 +83,8 @@ DECLARE
     ' CASE WHEN %4$s THEN date_trunc(''day'', s.started_at, z.timezone) END AS day'
     || ', ' || signed_session_sums('%2$s') || ', f.dimension, f.value COLLATE "C" AS value FROM %1$s';
   values_netted text := 'SELECT project_id, hour, day, dimension, value, sum(sessions) AS sessions, sum(bounces) AS bounces,'
-    ' sum(screen_views) AS screen_views, sum(duration_ms) AS duration_ms, sum(timed_sessions) AS timed_sessions,'
-    ' sum(revenue) AS revenue FROM (%s) AS signed GROUP BY project_id, hour, day, dimension, value';
+    ' sum(screen_views) AS screen_views, sum(duration_ms)::float8 AS duration_ms, sum(timed_sessions) AS timed_sessions,'
+    ' sum(revenue)::float8 AS revenue FROM (%s) AS signed GROUP BY project_id, hour, day, dimension, value';
   value_groups text := format('SELECT project_id, %%1$I, dimension, value AS name, NULL::text AS prefix, %s'
     ' FROM rollup_values WHERE %%1$I IS NOT NULL GROUP BY 1, 2, 3, 4', session_aggregates);
   -- Screened pages, narrow, signed like the sessions: %1$s yields them as `p` with their
@@ -96,7 +96,7 @@ DECLARE
     ' %2$s::integer AS sessions, %2$s * p.views AS pageviews, CASE WHEN p.is_bounce THEN %2$s ELSE 0 END AS bounces,'
     ' %2$s * p.duration_ms AS duration_ms, %2$s * p.timed_views AS timed_views FROM %1$s AND p.views > 0';
   pages_netted text := 'SELECT project_id, hour, day, origin, path, title, sum(sessions) AS sessions,'
-    ' sum(pageviews) AS pageviews, sum(bounces) AS bounces, sum(duration_ms) AS duration_ms, sum(timed_views) AS timed_views'
+    ' sum(pageviews) AS pageviews, sum(bounces) AS bounces, sum(duration_ms)::float8 AS duration_ms, sum(timed_views) AS timed_views'
     ' FROM (%s) AS signed GROUP BY project_id, hour, day, origin, path, title';
   page_groups text := 'SELECT project_id, %1$I, origin, path, title, sum(sessions) AS sessions, sum(pageviews) AS pageviews,'
     ' sum(bounces) AS bounces, sum(duration_ms::float8) AS duration_ms, sum(timed_views) AS timed_views'
