@@ -1,13 +1,19 @@
 /**
  * `npm run bench:refresh`: what the derived data costs to keep (issue 15, deliverable 5).
  *
- *   npm run bench:refresh -- [--source <db>] [--rate <events/s>] [--minutes <n>] [--keep]
+ *   npm run bench:refresh -- [--source <db>] [--rate <events/s>] [--minutes <n>] [--lead <n>] [--keep]
  *
  * Copies a loaded benchmark database (default `bench_10000000_90_1`, see `npm run bench`), then
  * replays a sustained ingest on the copy: `--minutes` minutes (default 10) of demo traffic at
  * `--rate` events per second (default 1,000), generated after the data set's end and inserted one
  * minute at a time, each minute followed by the cron's `refresh_derived()`. Sessions run across
  * minutes as they do in live traffic, so every refresh also revisits sessions an earlier one saw.
+ * Before the timed minutes, `--lead` minutes (default 30) of the same traffic are inserted and
+ * refreshed untimed, so that the timed ones meet the running sessions of a steady state; the
+ * traffic is generated TAIL_MINUTES past the last timed minute and that tail is never inserted,
+ * since the generator moves a session that would run past its end to start earlier (generated
+ * for the timed minutes alone, a quarter to a third of the events fell before the first of them
+ * and were never inserted, and every moved session ended in the last).
  * It reports the time of each refresh and of each routine within it (track_functions), the
  * write-ahead log each refresh writes, and the storage of `events` against the derived tables.
  * The copy is dropped at the end unless `--keep`.
@@ -23,11 +29,14 @@ import { databaseUrl } from "./options";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const MINUTE = 60_000;
+/** Traffic generated past the last timed minute and never inserted: longer than nearly every session. */
+const TAIL_MINUTES = 30;
 
 interface RefreshCostOptions {
   source: string;
   rate: number;
   minutes: number;
+  lead: number;
   keep: boolean;
   adminUrl: string;
 }
@@ -37,6 +46,7 @@ function parseOptions(argv: readonly string[]): RefreshCostOptions {
     source: "bench_10000000_90_1",
     rate: 1_000,
     minutes: 10,
+    lead: 30,
     keep: false,
     adminUrl: process.env.BENCH_ADMIN_URL?.trim() || "postgres://postgres@127.0.0.1:5432/postgres",
   };
@@ -50,6 +60,7 @@ function parseOptions(argv: readonly string[]): RefreshCostOptions {
     if (flag === "--source") options.source = value();
     else if (flag === "--rate") options.rate = Number(value());
     else if (flag === "--minutes") options.minutes = Number(value());
+    else if (flag === "--lead") options.lead = Number(value());
     else if (flag === "--keep") options.keep = true;
     else throw new Error(`unknown argument ${flag}`);
   }
@@ -57,6 +68,8 @@ function parseOptions(argv: readonly string[]): RefreshCostOptions {
   if (!(options.rate > 0) || !Number.isInteger(options.minutes) || options.minutes < 1) {
     throw new Error("--rate must be positive and --minutes a positive integer");
   }
+  if (!Number.isInteger(options.lead) || options.lead < 0)
+    throw new Error("--lead must be a whole number of minutes");
   return options;
 }
 
@@ -138,16 +151,19 @@ async function main(): Promise<void> {
     await withClient(url, async (client) => {
       await client.query("SET track_functions = 'pl'");
       const end = await client.query<{ end: Date }>("SELECT max(created_at) AS end FROM events");
-      const start = Math.ceil((end.rows[0]?.end.getTime() ?? Date.now()) / MINUTE) * MINUTE;
+      // The lead-in starts at the data set's end, the timed minutes after it, the tail after them.
+      const leadStart = Math.ceil((end.rows[0]?.end.getTime() ?? Date.now()) / MINUTE) * MINUTE;
+      const start = leadStart + options.lead * MINUTE;
+      const generated = options.lead + options.minutes + TAIL_MINUTES;
       const perMinute = Math.round(options.rate * 60);
       // Staged once, so the timed part is the insert and the refresh, as a pipeline would see them.
-      log(`generating ${(perMinute * options.minutes).toLocaleString("en-US")} events…`);
+      log(`generating ${(perMinute * generated).toLocaleString("en-US")} events…`);
       await client.query("CREATE UNLOGGED TABLE refresh_cost_events (LIKE events INCLUDING DEFAULTS)");
       const generator = new DemoDataGenerator({
-        events: perMinute * options.minutes,
-        days: options.minutes / 1440,
+        events: perMinute * generated,
+        days: generated / 1440,
         seed: 20_261_125,
-        now: new Date(start + options.minutes * MINUTE),
+        now: new Date(leadStart + generated * MINUTE),
         projects: DEFAULT_PROJECT_SHARES,
         ingestXid: "0",
       });
@@ -157,10 +173,25 @@ async function main(): Promise<void> {
         generator.eventChunks(),
         () => {},
       );
+      // Each minute is read from the staged events by its time, not by a scan of all of them.
+      await client.query("CREATE INDEX ON refresh_cost_events (created_at)");
       // The data set's own last refresh is behind it; a first run settles anything pending.
       await client.query("SELECT refresh_derived()");
-      let before = await functionTimes(client);
       const columns = EVENT_COLUMNS.filter((column) => column !== "ingest_xid").join(", ");
+      const insertBetween = (from: number, to: number) =>
+        client.query(
+          `INSERT INTO events (${columns}) SELECT ${columns} FROM refresh_cost_events
+           WHERE created_at >= $1 AND created_at < $2`,
+          [new Date(from), new Date(to)],
+        );
+      if (options.lead > 0) {
+        const lead = await insertBetween(leadStart, start);
+        log(
+          `lead-in: ${(lead.rowCount ?? 0).toLocaleString("en-US")} events over ${options.lead} minutes, refreshing…`,
+        );
+        await client.query("SELECT refresh_derived()");
+      }
+      let before = await functionTimes(client);
       const runs: {
         events: number;
         insertMs: number;
@@ -169,14 +200,8 @@ async function main(): Promise<void> {
         routines: Map<string, number>;
       }[] = [];
       for (let minute = 0; minute < options.minutes; minute++) {
-        const from = new Date(start + minute * MINUTE);
-        const to = new Date(minute === options.minutes - 1 ? 8.64e15 : start + (minute + 1) * MINUTE);
         const insertStart = performance.now();
-        const inserted = await client.query(
-          `INSERT INTO events (${columns}) SELECT ${columns} FROM refresh_cost_events
-           WHERE created_at >= $1 AND created_at < $2`,
-          [from, to],
-        );
+        const inserted = await insertBetween(start + minute * MINUTE, start + (minute + 1) * MINUTE);
         const insertMs = performance.now() - insertStart;
         const walBefore = await walPosition(client);
         const refreshStart = performance.now();
@@ -201,7 +226,8 @@ async function main(): Promise<void> {
       lines.push(
         `Sustained ingest on a copy of \`${options.source}\`: ${options.minutes} minutes at ` +
           `${options.rate.toLocaleString("en-US")} events/s (${perMinute.toLocaleString("en-US")} a minute, ` +
-          "all projects), each minute inserted in one statement and followed by `refresh_derived()`.",
+          "all projects), each minute inserted in one statement and followed by `refresh_derived()`, " +
+          `after a lead-in of ${options.lead} minutes of the same traffic inserted and refreshed untimed.`,
         "",
         "| | p50 | max |",
         "|---|--:|--:|",
