@@ -377,15 +377,17 @@ async function expectExact(projectId: string, timezone = "UTC"): Promise<void> {
 
 /** The stored session strings of a project as the session ids each one sets, by day and value. */
 async function sessionSets(projectId: string): Promise<Map<string, string[]>> {
-  const { ordinalOf } = await storedDayNumbers(database.db, projectId);
+  const { ordinalOf, blockBits } = await storedDayNumbers(database.db, projectId);
   const sessionAt = new Map([...ordinalOf].map(([id, { day, ordinal }]) => [keyOf([day, ordinal]), id]));
   const sets = new Map<string, string[]>();
   for (const [key, bits] of (await storedBitStrings(database.db, projectId)).values) {
-    const day = (JSON.parse(key) as [number])[0];
-    const ids = [...bits].flatMap((bit, ordinal) =>
-      bit === "1" ? [sessionAt.get(keyOf([day, ordinal])) ?? "?"] : [],
+    const [day, block, ...value] = JSON.parse(key) as [number, number, ...Array<string | null>];
+    const ids = [...bits].flatMap((bit, offset) =>
+      bit === "1" ? [sessionAt.get(keyOf([day, block * blockBits + offset])) ?? "?"] : [],
     );
-    sets.set(key, ids.sort());
+    // A value's sessions of the day, from all its blocks.
+    const dayKey = keyOf([day, ...value]);
+    sets.set(dayKey, [...(sets.get(dayKey) ?? []), ...ids].sort());
   }
   return sets;
 }

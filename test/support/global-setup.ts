@@ -1,8 +1,29 @@
+import pg from "pg";
 import type { TestProject } from "vitest/node";
 import { buildAssets } from "../../scripts/assets/build";
 import { migrateDatabase } from "../../scripts/db/apply-migrations";
 import { createScratchDatabase } from "../../scripts/db/scratch-database";
 import { startRelay } from "../../scripts/local/relay";
+
+/**
+ * The session numbers per block of a day's strings in the tests (src/db/routines/day_block_bits.sql):
+ * a test day holds tens to hundreds of sessions, so at 64 its strings span several blocks, as a
+ * day of more than 65,536 sessions does in production, and every query and refresh of the strings
+ * runs across blocks.
+ */
+const TEST_DAY_BLOCK_BITS = 64;
+
+async function useTestDayBlocks(connectionString: string): Promise<void> {
+  const client = new pg.Client({ connectionString });
+  await client.connect();
+  try {
+    await client.query(
+      `CREATE OR REPLACE FUNCTION day_block_bits() RETURNS integer LANGUAGE sql IMMUTABLE PARALLEL SAFE AS 'SELECT ${TEST_DAY_BLOCK_BITS}'`,
+    );
+  } finally {
+    await client.end();
+  }
+}
 
 /**
  * Runs once in Node before both tiers: a fresh database on the machine's Postgres (the embedded
@@ -15,6 +36,7 @@ export async function setup(project: TestProject): Promise<() => Promise<void>> 
   await buildAssets();
   const database = await createScratchDatabase("api_test");
   await migrateDatabase(database.url);
+  await useTestDayBlocks(database.url);
   // A second database standing in for a read replica (test/http/read-replica.test.ts).
   const replica = await createScratchDatabase("api_replica");
   await migrateDatabase(replica.url);

@@ -28,17 +28,22 @@
 -- day, takes the next number of its day (its old number is left unset). So a run sets again only
 -- the bits of the sessions it touched, and the visitor bits of their visitors in those days
 -- (recounted from all of those visitors' sessions there): the sessions of the day are not read
--- again. The strings of a day it writes are still rewritten whole, as they grow with the day.
--- At 27,000 sessions a day (10M events over 90 days) a day's session strings are about 3.4 KB each.
+-- again. A day's strings are cut into blocks of day_block_bits() numbers
+-- (src/db/routines/day_block_bits.sql), and a run rewrites only the blocks of the numbers it
+-- touched: at 1,000 events a second a day holds millions of sessions, and the strings it wrote
+-- whole grew through the day (60 KB each after half an hour). The newest sessions are in the
+-- day's last block; one that ended keeps its block as it is.
 CREATE OR REPLACE FUNCTION refresh_session_bits(rebuild_all boolean) RETURNS void
 LANGUAGE plpgsql
 SET jit = off
 AS $fn$
 DECLARE
   -- Its temporary tables, their disk given back when it ends (src/db/routines/free_temporary_tables.sql).
-  scratch_tables constant text[] := ARRAY['bit_zones', 'bit_moves', 'bit_days', 'bit_visitors', 'bit_sessions',
+  scratch_tables constant text[] := ARRAY['bit_zones', 'bit_moves', 'bit_days', 'bit_blocks', 'bit_visitors', 'bit_sessions',
     'bit_values', 'bit_pages', 'bit_repeats', 'bit_chunks'];
   chunk_bits constant integer := 65536;
+  -- The session numbers of a day per block of its strings (src/db/routines/day_block_bits.sql).
+  block_bits constant integer := day_block_bits();
   day_tables constant text[] := ARRAY['session_day_bits', 'session_day_slices', 'page_day_bits', 'page_day_slices',
     'visitor_day_bits', 'visitor_day_mixed', 'session_day_ordinals'];
   day_table text;
@@ -48,12 +53,14 @@ DECLARE
   session_columns text := '(SELECT o.ordinal FROM visitor_ordinals o WHERE o.project_id = s.project_id AND o.profile_id = s.profile_id) AS visitor,'
     ' s.id AS session_id, s.started_at, s.is_bounce, s.duration_ms, s.screen_view_count, s.revenue'
     || (SELECT string_agg(format(', nullif(s.%1$I, '''') AS %1$I', d.dimension), '') FROM session_dimensions() AS d);
-  -- One group per (day, value) of each dimension, the paths and names too: the ordinals of its sessions.
-  value_groups text := (SELECT string_agg(format('SELECT project_id, day, %1$L AS dimension, %1$I AS name,'
-      ' %2$s AS prefix, array_agg(ordinal) AS ordinals FROM bit_sessions GROUP BY 1, 2, 4, 5',
-      d.dimension, coalesce(quote_ident(d.prefix), 'NULL::text')), ' UNION ALL ')
+  -- One group per (day, block, value) of each dimension, the paths and names too: the offsets of its
+  -- sessions in the block.
+  value_groups text := (SELECT string_agg(format('SELECT project_id, day, ordinal / %3$s AS block, %1$L AS dimension,'
+      ' %1$I AS name, %2$s AS prefix, array_agg(ordinal %% %3$s) AS ordinals FROM bit_sessions GROUP BY 1, 2, 3, 5, 6',
+      d.dimension, coalesce(quote_ident(d.prefix), 'NULL::text'), block_bits), ' UNION ALL ')
     FROM session_dimensions() AS d)
-    || ' UNION ALL SELECT project_id, day, dimension, name, NULL::text, array_agg(ordinal) FROM bit_values GROUP BY 1, 2, 3, 4';
+    || format(' UNION ALL SELECT project_id, day, ordinal / %1$s, dimension, name, NULL::text, array_agg(ordinal %% %1$s)'
+      ' FROM bit_values GROUP BY 1, 2, 3, 4, 5', block_bits);
   -- One group per (day, value, chunk) of each dimension: its visitors' offsets in the chunk.
   visitor_groups text := (SELECT string_agg(format('SELECT project_id, day, %1$L AS dimension, %1$I AS name,'
       ' visitor / %2$s AS chunk, array_agg(DISTINCT visitor %% %2$s) AS ordinals FROM bit_sessions GROUP BY 1, 2, 4, 5',
@@ -113,7 +120,7 @@ BEGIN
   SELECT project_id, session_id, day, ordinal FROM bit_sessions;
   -- Their days: as many bits as sessions, none stored before.
   CREATE TEMPORARY TABLE bit_days ON COMMIT DROP AS
-  SELECT project_id, day, count(*)::integer AS size, NULL::bit varying AS cleared FROM bit_sessions GROUP BY 1, 2;
+  SELECT project_id, day, count(*)::integer AS size FROM bit_sessions GROUP BY 1, 2;
 
   -- The other projects' touched sessions: their day and number before this run (none for a new
   -- one), their day now, and their visitor then and now.
@@ -142,10 +149,23 @@ BEGIN
   INSERT INTO session_day_ordinals (project_id, session_id, day, ordinal)
   SELECT project_id, session_id, day, ordinal FROM bit_moves WHERE old_day IS DISTINCT FROM day
   ON CONFLICT (project_id, session_id) DO UPDATE SET day = excluded.day, ordinal = excluded.ordinal;
-  -- The bits set anew in the strings stored: the touched sessions' as they were numbered (a new
-  -- number was unset until now).
-  UPDATE bit_days d SET cleared = ordinal_bits(coalesce((SELECT array_agg(m.old_ordinal) FROM bit_moves m
-    WHERE m.project_id = d.project_id AND m.old_day = d.day), '{}'), d.size);
+
+  -- The blocks written: every block of a day built whole; of the other days, the blocks of the
+  -- touched sessions' numbers, now and before, with the bits set anew in the strings stored (the
+  -- touched sessions' as they were numbered; a new number was unset until now). The blocks of
+  -- sessions that ended before this run are neither read nor written.
+  CREATE TEMPORARY TABLE bit_blocks ON COMMIT DROP AS
+  SELECT d.project_id, d.day, b.block, least(block_bits, d.size - b.block * block_bits) AS size, NULL::bit varying AS cleared
+  FROM bit_days d JOIN bit_zones z ON z.project_id = d.project_id AND z.rebuilt
+  CROSS JOIN generate_series(0, (d.size - 1) / block_bits) AS b(block);
+  INSERT INTO bit_blocks (project_id, day, block, size, cleared)
+  SELECT d.project_id, d.day, t.block, least(block_bits, d.size - t.block * block_bits),
+    ordinal_bits(coalesce(array_agg(t.place) FILTER (WHERE t.cleared), '{}'), least(block_bits, d.size - t.block * block_bits))
+  FROM (SELECT project_id, day, ordinal / block_bits AS block, ordinal % block_bits AS place, false AS cleared FROM bit_moves
+    UNION ALL SELECT project_id, old_day, old_ordinal / block_bits, old_ordinal % block_bits, true FROM bit_moves
+    WHERE old_day IS NOT NULL) AS t
+  JOIN bit_days d ON d.project_id = t.project_id AND d.day = t.day
+  GROUP BY d.project_id, d.day, t.block, d.size;
 
   -- The visitors whose strings of a day are counted again, from all their sessions of that day:
   -- those of the touched sessions, now and before.
@@ -168,7 +188,7 @@ BEGIN
   SELECT v.project_id, v.day, o.ordinal / chunk_bits AS chunk, ordinal_bits(array_agg(o.ordinal % chunk_bits), chunk_bits) AS cleared
   FROM bit_visitors v JOIN visitor_ordinals o ON o.project_id = v.project_id AND o.profile_id = v.profile_id
   GROUP BY 1, 2, 3;
-  ANALYZE bit_sessions, bit_days, bit_chunks;
+  ANALYZE bit_sessions, bit_blocks, bit_chunks;
 
   -- Each session under each path its pages hold (once, whatever the origin), each origin (once,
   -- whatever the path) and each event name it holds, found through the session's start as the
@@ -190,29 +210,32 @@ BEGIN
   PERFORM write_day_strings('session_day_bits', ARRAY['dimension', 'name', 'prefix'], value_groups, merging);
   -- Bit k of each measure, for the k up to the value's highest set bit.
   PERFORM write_day_strings('session_day_slices', ARRAY['measure', 'slice'], $sql$
-    SELECT s.project_id, s.day, m.measure, k::smallint AS slice, array_agg(s.ordinal) AS ordinals
+    SELECT s.project_id, s.day, s.ordinal / day_block_bits() AS block, m.measure, k::smallint AS slice,
+      array_agg(s.ordinal % day_block_bits()) AS ordinals
     FROM bit_sessions s
     CROSS JOIN LATERAL (VALUES ('bounce', s.is_bounce::integer::bigint), ('timed', (s.duration_ms > 0)::integer::bigint),
       ('duration_ms', greatest(s.duration_ms, 0)), ('screen_views', s.screen_view_count::bigint),
       ('revenue', greatest(s.revenue, 0)), ('refunds', greatest(-s.revenue, 0))) AS m(measure, value)
     CROSS JOIN LATERAL generate_series(0, length(ltrim(m.value::bit(64)::text, '0')) - 1) AS k
     WHERE m.value > 0 AND (m.value >> k) & 1 = 1
-    GROUP BY 1, 2, 3, 4 $sql$, merging);
+    GROUP BY 1, 2, 3, 4, 5 $sql$, merging);
   -- The pages each session screened, found through its start like the paths above.
   CREATE TEMPORARY TABLE bit_pages ON COMMIT DROP AS
   SELECT s.project_id, s.day, s.ordinal, s.is_bounce, p.origin, p.path, p.title, p.views, p.duration_ms, p.timed_views
   FROM bit_sessions s JOIN session_pages p ON p.project_id = s.project_id AND p.started_at = s.started_at
     AND p.session_id = s.session_id AND p.views > 0;
   PERFORM write_day_strings('page_day_bits', ARRAY['origin', 'path', 'title'],
-    'SELECT project_id, day, origin, path, title, array_agg(ordinal) AS ordinals FROM bit_pages GROUP BY 1, 2, 3, 4, 5', merging);
+    'SELECT project_id, day, ordinal / day_block_bits() AS block, origin, path, title,'
+    ' array_agg(ordinal % day_block_bits()) AS ordinals FROM bit_pages GROUP BY 1, 2, 3, 4, 5, 6', merging);
   PERFORM write_day_strings('page_day_slices', ARRAY['origin', 'path', 'measure', 'slice'], $sql$
-    SELECT p.project_id, p.day, p.origin, p.path, m.measure, k::smallint AS slice, array_agg(p.ordinal) AS ordinals
+    SELECT p.project_id, p.day, p.ordinal / day_block_bits() AS block, p.origin, p.path, m.measure, k::smallint AS slice,
+      array_agg(p.ordinal % day_block_bits()) AS ordinals
     FROM bit_pages p
     CROSS JOIN LATERAL (VALUES ('repeat_views', p.views::bigint - 1), ('bounce', p.is_bounce::integer::bigint),
       ('duration_ms', p.duration_ms), ('timed_views', p.timed_views::bigint)) AS m(measure, value)
     CROSS JOIN LATERAL generate_series(0, length(ltrim(m.value::bit(64)::text, '0')) - 1) AS k
     WHERE m.value > 0 AND (m.value >> k) & 1 = 1
-    GROUP BY 1, 2, 3, 4, 5, 6 $sql$, merging);
+    GROUP BY 1, 2, 3, 4, 5, 6, 7 $sql$, merging);
 
   -- The visitor strings: on a build inserted; otherwise each stored chunk of a recounted visitor,
   -- with those visitors' bits off, ORed with their bits counted again. In (project, day, value)

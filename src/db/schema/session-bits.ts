@@ -8,13 +8,20 @@ import { unitStart } from "./rollups";
  */
 const bitVarying = customType<{ data: string }>({ dataType: () => "bit varying" });
 
+/** The block of a day's session numbers that a string covers (its numbers from block × 524,288). */
+const dayBlock = () => integer("block").notNull();
+
 // ---------------------------------------------------------------------------------------------
 // Bit strings per project day over the day's sessions, built by refresh_session_bits
 // (src/db/routines/refresh_session_bits.sql). A day's sessions are numbered 0… (their day
-// ordinal, session_day_ordinals); every string of a day has one bit per number (rounded up to whole bytes),
-// so the strings of a day combine with `&` and `|` and count with `bit_count`. They answer two or
-// three filters at once (docs/design/filtered-dashboards.md): the AND of the filters' strings is
-// the day's matching sessions, and the bit slices below turn it into sums.
+// ordinal, session_day_ordinals). The numbers are cut into blocks of day_block_bits() (524,288;
+// src/db/routines/day_block_bits.sql): block k of a string holds the bits of the numbers from
+// k × 524,288, one per number up to the block's last (rounded up to whole bytes), so the strings of
+// a day's block combine with `&` and `|` and count with `bit_count`, and a refresh rewrites only
+// the blocks of the sessions it touched. They answer two or three filters at once
+// (docs/design/filtered-dashboards.md): the AND of the filters' strings is the block's matching
+// sessions, and the bit slices below turn it into sums. A block where a string has no set bit has
+// no row for it.
 
 /**
  * Each session's place in the strings of its day: its project day and its number there (its day
@@ -38,14 +45,15 @@ export const sessionDayOrdinals = pgTable(
 );
 
 /**
- * Per (project day, breakdown dimension, value): the day's sessions with that value (`name` null =
- * not set, "" included; `prefix` as in the rollups).
+ * Per (project day, block, breakdown dimension, value): the block's sessions with that value (`name`
+ * null = not set, "" included; `prefix` as in the rollups).
  */
 export const sessionDayBits = pgTable(
   "session_day_bits",
   {
     projectId: text("project_id").notNull(),
     day: unitStart("day"),
+    block: dayBlock(),
     dimension: text("dimension").notNull(),
     name: text("name"),
     prefix: text("prefix"),
@@ -54,14 +62,14 @@ export const sessionDayBits = pgTable(
   (t) => [
     // Reads by (project, dimension, values, days), like the rollups.
     index("session_day_bits_read_idx").on(t.projectId, t.dimension, t.name, t.day),
-    // A refresh deletes a touched day's strings; a breakdown under two filters reads each day's
+    // A refresh deletes a touched block's strings; a breakdown under two filters reads each block's
     // strings of one dimension (through the index above, each day walked every value's days).
-    index("session_day_bits_day_idx").on(t.projectId, t.day, t.dimension),
+    index("session_day_bits_day_idx").on(t.projectId, t.day, t.block, t.dimension),
   ],
 );
 
 /**
- * Per (project day, measure, slice): bit `slice` of each session's measure, so that the sum of a
+ * Per (project day, block, measure, slice): bit `slice` of each session's measure, so that the sum of a
  * measure over a set of sessions is the sum over slices of 2^slice × bit_count(set & slice).
  * Measures: `bounce` and `timed` (one slice: the session bounced; it has a duration above 0),
  * `duration_ms` (of the timed sessions), `screen_views`, and `revenue` and `refunds` (a session's
@@ -72,11 +80,12 @@ export const sessionDaySlices = pgTable(
   {
     projectId: text("project_id").notNull(),
     day: unitStart("day"),
+    block: dayBlock(),
     measure: text("measure").notNull(),
     slice: smallint("slice").notNull(),
     sessions: bitVarying("sessions").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.projectId, t.day, t.measure, t.slice] })],
+  (t) => [primaryKey({ columns: [t.projectId, t.day, t.block, t.measure, t.slice] })],
 );
 
 // ---------------------------------------------------------------------------------------------
@@ -150,7 +159,7 @@ export const visitorDayMixed = pgTable(
 // filters ANDs each page's strings with the day's mask of matching sessions.
 
 /**
- * Per (project day, page, title): the day's sessions with a screen view of the page (origin and
+ * Per (project day, block, page, title): the block's sessions with a screen view of the page (origin and
  * path as stored) whose greatest title there is `title`. A session has one title per page, so the
  * strings of a page's titles do not overlap: their counts add up to the page's sessions, and the
  * greatest title of the matching sessions is that of the greatest string with a match.
@@ -160,16 +169,17 @@ export const pageDayBits = pgTable(
   {
     projectId: text("project_id").notNull(),
     day: unitStart("day"),
+    block: dayBlock(),
     origin: text("origin"),
     path: text("path"),
     title: text("title"),
     sessions: bitVarying("sessions").notNull(),
   },
-  (t) => [index("page_day_bits_day_idx").on(t.projectId, t.day)],
+  (t) => [index("page_day_bits_day_idx").on(t.projectId, t.day, t.block)],
 );
 
 /**
- * Per (project day, page, measure, slice): bit `slice` of each session's measure on that page.
+ * Per (project day, block, page, measure, slice): bit `slice` of each session's measure on that page.
  * Measures: `repeat_views` (its screen views of the page beyond the first: most sessions view a
  * page once, so the slices stay sparse), `bounce` (the session bounced), `duration_ms` (its time
  * on the page) and `timed_views` (its views of the page with a time above 0). A slice without
@@ -180,18 +190,20 @@ export const pageDaySlices = pgTable(
   {
     projectId: text("project_id").notNull(),
     day: unitStart("day"),
+    block: dayBlock(),
     origin: text("origin"),
     path: text("path"),
     measure: text("measure").notNull(),
     slice: smallint("slice").notNull(),
     sessions: bitVarying("sessions").notNull(),
   },
-  // Read per ranked page and day, NULL path or origin as "" (an index cannot equal NULL to NULL;
-  // the query tells the two apart after it); a refresh deletes a touched day's slices through its prefix.
+  // Read per ranked page and block, NULL path or origin as "" (an index cannot equal NULL to NULL;
+  // the query tells the two apart after it); a refresh deletes a touched block's slices through its prefix.
   (t) => [
     index("page_day_slices_page_idx").on(
       t.projectId,
       t.day,
+      t.block,
       sql`coalesce(${t.path}, '')`,
       sql`coalesce(${t.origin}, '')`,
     ),

@@ -17,7 +17,8 @@ import type { VisitorCounts } from "./visitors";
  * them (a Norwegian session and another on mobile, none both). Such a visitor has two values of
  * a filtered dimension that day, so is listed in visitor_day_mixed with the day ordinals of its
  * sessions. A listed visitor counts on that day only if one of those sessions is in the day's
- * mask (session-masks.ts); a visitor the strings count in a bucket on no such day is taken off
+ * mask (session-masks.ts: a mask per block of day_block_bits() numbers,
+ * src/db/routines/day_block_bits.sql); a visitor the strings count in a bucket on no such day is taken off
  * the bucket's count. No session is read.
  */
 export async function combinedVisitors(
@@ -58,23 +59,26 @@ export async function combinedVisitors(
     suspect_chunks as materialized (
       select ${chunkOf(sql`ordinal`)} as chunk, array_agg(ordinal) as ordinals from suspects group by 1
     ),
-    -- The day's matching sessions, to check the suspects against.
+    -- The day's matching sessions, per block, to check the suspects against.
     masks as materialized (${dayMasks(scope, filters, scope.window)}),
     -- Each day the strings count a suspect, and whether that is sure: it has one value of every
     -- filtered dimension that day (no listed row: all its sessions then match), or one of its
-    -- sessions is in the day's mask. The mask is joined once per matched string, not looked up
-    -- per suspect.
+    -- sessions is in its block's mask. The masks are joined once per matched string, not looked
+    -- up per suspect; a session is tested against its own block's only (CASE: get_bit past the
+    -- end of another block's mask would fail).
     suspect_days as materialized (
-      select s.ordinal, x.bucket, coalesce((
-        select bool_or(get_bit(k.mask, t.session) = 1)
+      select s.ordinal, x.bucket, bool_or(coalesce((
+        select bool_or(case when t.session / day_block_bits() = k.block
+          then get_bit(k.mask, t.session % day_block_bits()) = 1 else false end)
         from ${m} cross join lateral unnest(${m.sessions}) as t(session)
         where ${m.projectId} = ${scope.projectId} and ${m.day} = x.day and ${m.ordinal} = s.ordinal
           and ${m.dimension} in (${dimensions})
-      ), true) as sure
+      ), true)) as sure
       from matched x join masks k on k.day = x.day
       join suspect_chunks c on c.chunk = x.chunk
       cross join lateral unnest(c.ordinals) as s(ordinal)
       where ${counts(sql`s.ordinal`)}
+      group by s.ordinal, x.bucket, x.day
     ),
     -- Counted by the strings on days that are not sure only, in a bucket and in the window.
     overcounted as (

@@ -41,7 +41,7 @@ function countedPages(scope: SessionScope, page?: Page): SQL {
   const r = pageDayRollups;
   const countedOf = (which?: SQL) => sql`
       select ${p.origin} as origin, ${p.path} as path, ${p.title} as title, bit_count(m.mask & ${p.sessions}) as sessions
-      from masks m join ${p} on ${p.projectId} = ${scope.projectId} and ${p.day} = m.day
+      from masks m join ${p} on ${p.projectId} = ${scope.projectId} and ${p.day} = m.day and ${p.block} = m.block
       ${
         which === undefined
           ? sql``
@@ -94,7 +94,8 @@ export function maskedPageRows(scope: SessionScope, filters: readonly BitStringF
       from ranked r cross join masks m cross join lateral (
         select ${s.measure} as measure, ${slicedSum(sql`m.mask`, s.slice, s.sessions)} as weight
         from ${s}
-        where ${s.projectId} = ${scope.projectId} and ${s.day} = m.day and ${samePage(s, RANKED)}
+        where ${s.projectId} = ${scope.projectId} and ${s.day} = m.day and ${s.block} = m.block
+          and ${samePage(s, RANKED)}
         group by ${s.measure}
       ) as w
       group by r.origin, r.path, w.measure

@@ -10,19 +10,20 @@ import { countedWithinBounds, dayMasks, slicedSum, sliceWeight } from "./session
 
 /**
  * Two or three filters at once, from the bit strings per project day over the day's sessions
- * (src/db/routines/refresh_session_bits.sql): per day, the OR of the strings of the values each
- * filter keeps, ANDed over the filters, is the day's matching sessions (its mask); `bit_count`
- * counts them, and the bit slices of each measure sum them. Exact, and read per day rather than
- * per session. The strings cover whole project days, so the window must be made of them.
+ * (src/db/routines/refresh_session_bits.sql): per day and block of its sessions, the OR of the
+ * strings of the values each filter keeps, ANDed over the filters, is the block's matching
+ * sessions (its mask); `bit_count` counts them, and the bit slices of each measure sum them.
+ * Exact, and read per block (one a day up to 524,288 sessions) rather than per session. The strings
+ * cover whole project days, so the window must be made of them.
  */
 
 /**
- * The sums of the sessions in `matched` (a bit string of the day `day`, a column so that it is
- * computed once) as the rollups' columns: one AND and count per slice of the day, weighted by
+ * The sums of the sessions in `matched` (a bit string of block `block` of the day `day`, a column
+ * so that it is computed once) as the rollups' columns: one AND and count per slice of the day, weighted by
  * 2^slice and summed per measure first (pivoted from the rows of a subquery, each FILTER would
  * compute its ANDs again). Revenue is its positive part less its refunds.
  */
-function maskedSums(scope: SessionScope, day: SQL, matched: SQL): SQL {
+function maskedSums(scope: SessionScope, day: SQL, block: SQL, matched: SQL): SQL {
   const s = sessionDaySlices;
   const sum = (measure: string) => sql`coalesce(sum(weight) filter (where measure = ${measure}), 0)`;
   return sql`(
@@ -30,7 +31,7 @@ function maskedSums(scope: SessionScope, day: SQL, matched: SQL): SQL {
       ${sum("timed")} as timed_sessions, ${sum("revenue")} - ${sum("refunds")} as revenue
     from (
       select ${s.measure} as measure, ${slicedSum(matched, s.slice, s.sessions)} as weight
-      from ${s} where ${s.projectId} = ${scope.projectId} and ${s.day} = ${day}
+      from ${s} where ${s.projectId} = ${scope.projectId} and ${s.day} = ${day} and ${s.block} = ${block}
       group by ${s.measure}
     ) as per_measure
   )`;
@@ -49,13 +50,14 @@ function sameValue(a: string | typeof sessionDayBits, b: string): SQL {
 
 /**
  * The matching sessions of each whole day of the window as session rollup rows (no value:
- * `name` and `prefix` null), with the day as `unit`: what the rollup path of `/metrics` sums.
+ * `name` and `prefix` null), a row per block of the day's sessions with the day as `unit`: what
+ * the rollup path of `/metrics` sums.
  */
 export function maskedDayRows(scope: SessionScope, filters: readonly BitStringFilter[]): SQL {
   return sql`(
     with masks as materialized (${dayMasks(scope, filters, scope.window)})
     select null::text as name, null::text as prefix, m.day as unit, bit_count(m.mask) as sessions, sums.*
-    from masks m cross join lateral ${maskedSums(scope, sql`m.day`, sql`m.mask`)} as sums
+    from masks m cross join lateral ${maskedSums(scope, sql`m.day`, sql`m.block`, sql`m.mask`)} as sums
   ) as units`;
 }
 
@@ -93,7 +95,8 @@ export function maskedBreakdownRows(
   const countedOf = (which: SQL) => sql`
       select ${v.name} as name, ${v.prefix} as prefix, bit_count(m.mask & ${v.sessions}) as sessions
       from masks m
-      join ${v} on ${v.projectId} = ${scope.projectId} and ${v.day} = m.day and ${v.dimension} = ${dimension}
+      join ${v} on ${v.projectId} = ${scope.projectId} and ${v.day} = m.day and ${v.block} = m.block
+        and ${v.dimension} = ${dimension}
       where coalesce((coalesce(${v.name}, ''), coalesce(${v.prefix}, '')) in (
         select coalesce(b.name, ''), coalesce(b.prefix, '') from bounds b where ${which}), false)`;
   return sql`(
@@ -124,14 +127,15 @@ export function maskedBreakdownRows(
       from masks m
       cross join lateral (
         select array_agg(${s.sessions}) as strings, array_agg(${s.slice}) as slices, array_agg(${s.measure}) as measures
-        from ${s} where ${s.projectId} = ${scope.projectId} and ${s.day} = m.day
+        from ${s} where ${s.projectId} = ${scope.projectId} and ${s.day} = m.day and ${s.block} = m.block
       ) as day_slices
       cross join lateral (
         select h.name, h.prefix, u.measure, ${sliceWeight(sql`h.hit`, sql`u.slice`, sql`u.strings`)} as weight
         from (
           select ${v.name} as name, ${v.prefix} as prefix, m.mask & ${v.sessions} as hit
           from ${v} join ranked r on ${sameValue(v, "r")}
-          where ${v.projectId} = ${scope.projectId} and ${v.day} = m.day and ${v.dimension} = ${dimension}
+          where ${v.projectId} = ${scope.projectId} and ${v.day} = m.day and ${v.block} = m.block
+            and ${v.dimension} = ${dimension}
           offset 0
         ) as h
         cross join lateral unnest(day_slices.strings, day_slices.slices, day_slices.measures) as u(strings, slice, measure)

@@ -8,8 +8,9 @@ import { projectDaysBuilt, wholeProjectDays } from "./window-rows";
 /**
  * The strings of two or three filters combined, per day (src/db/routines/refresh_session_bits.sql):
  * the OR of the strings of the values each filter keeps, ANDed over the filters. Over the session
- * strings that is the day's mask of matching sessions (session-bits.ts sums it); over the visitor
- * strings, per chunk, the visitors with a session of each kept value (combined-visitors.ts).
+ * strings, per block of the day's session numbers, that is the block's mask of matching sessions
+ * (session-bits.ts sums it); over the visitor strings, per chunk, the visitors with a session of
+ * each kept value (combined-visitors.ts).
  */
 
 /**
@@ -56,9 +57,9 @@ export async function bitStringsCover(
 }
 
 /**
- * The filters' strings of `table` in the window, combined per day (and per chunk of visitors):
- * rows `day`, `chunk` (0 for session strings), `strings`. A day where some filter keeps nothing
- * has no row.
+ * The filters' strings of `table` in the window, combined per day and block of sessions (or chunk
+ * of visitors): rows `day`, `chunk` (the block, for session strings), `strings`. A block where
+ * some filter keeps nothing has no row.
  */
 function combinedStrings(
   scope: SessionScope,
@@ -69,7 +70,7 @@ function combinedStrings(
   const [chunk, strings] =
     table === visitorDayBits
       ? [visitorDayBits.chunk, visitorDayBits.visitors]
-      : [sql`0`, sessionDayBits.sessions];
+      : [sessionDayBits.block, sessionDayBits.sessions];
   const kept = filters.map(
     ({ dimension, filter }, index) => sql`
       select ${index} as filter, ${table.day} as day, ${chunk} as chunk, ${strings} as strings from ${table}
@@ -86,9 +87,9 @@ function combinedStrings(
     group by day, chunk having count(*) = ${filters.length}`;
 }
 
-/** The masks of the window's days: `day`, `mask`. */
+/** The masks of the window's days, per block of each day's sessions: `day`, `block`, `mask`. */
 export function dayMasks(scope: SessionScope, filters: readonly BitStringFilter[], window: TimeWindow): SQL {
-  return sql`select day, strings as mask from (${combinedStrings(scope, filters, window, sessionDayBits)}) as combined`;
+  return sql`select day, chunk as block, strings as mask from (${combinedStrings(scope, filters, window, sessionDayBits)}) as combined`;
 }
 
 /** The visitors of the window's days kept by every filter: `day`, `chunk`, `visitors`. */

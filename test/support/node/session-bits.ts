@@ -5,9 +5,9 @@ import { startOfLocalDay } from "../../../src/lib/timezone";
 
 /**
  * The bit strings per day over sessions (session_day_bits, session_day_slices, page_day_bits,
- * page_day_slices), computed in
- * TypeScript from a project's `sessions` rows and read back as stored, both as maps from a key to
- * the string's text ('0' and '1'), so a test can compare them whole.
+ * page_day_slices), computed in TypeScript from a project's `sessions` rows and read back as
+ * stored, both as maps from a key (day, block, then the string's group) to the string's text ('0'
+ * and '1'), so a test can compare them whole.
  */
 
 type SessionRow = Record<string, string | number | boolean | null>;
@@ -69,21 +69,31 @@ async function sessionsByDay(db: Database, projectId: string, timezone: string) 
   return { rows, held };
 }
 
+/** The session numbers per block of a day's strings in this database (src/db/routines/day_block_bits.sql). */
+async function dayBlockBits(db: Database): Promise<number> {
+  const result = await db.execute<{ bits: number }>(sql`select day_block_bits() as bits`);
+  return Number(result.rows[0]?.bits);
+}
+
+/** The key of block `block` of day `day`. */
+const blockKey = (day: number, block: number) => JSON.stringify([day, block]);
+
 /**
  * The numbers the strings give a project's sessions (session_day_ordinals): each session's day and
- * ordinal, and each day's string width, read from its stored strings (every string of a day has
- * the same width; a day without one gets its highest number plus one, rounded up to whole bytes).
+ * ordinal, each block's string width, read from its stored strings (every string of a block has
+ * the same width; a block without one gets its highest offset plus one, rounded up to whole
+ * bytes), and the numbers per block.
  */
 export async function storedDayNumbers(db: Database, projectId: string) {
   const numbers = await db.execute<{ session_id: string; day: string; ordinal: number }>(
     sql`select session_id, day, ordinal from session_day_ordinals where project_id = ${projectId}`,
   );
-  const widths = await db.execute<{ day: string; width: number }>(sql`
-    select distinct day, length(sessions) as width from (
-      select day, sessions from session_day_bits where project_id = ${projectId}
-      union all select day, sessions from session_day_slices where project_id = ${projectId}
-      union all select day, sessions from page_day_bits where project_id = ${projectId}
-      union all select day, sessions from page_day_slices where project_id = ${projectId}
+  const widths = await db.execute<{ day: string; block: number; width: number }>(sql`
+    select distinct day, block, length(sessions) as width from (
+      select day, block, sessions from session_day_bits where project_id = ${projectId}
+      union all select day, block, sessions from session_day_slices where project_id = ${projectId}
+      union all select day, block, sessions from page_day_bits where project_id = ${projectId}
+      union all select day, block, sessions from page_day_slices where project_id = ${projectId}
     ) as strings`);
   const ordinalOf = new Map(
     numbers.rows.map((row) => [
@@ -91,18 +101,18 @@ export async function storedDayNumbers(db: Database, projectId: string) {
       { day: new Date(row.day).getTime(), ordinal: Number(row.ordinal) },
     ]),
   );
-  const widthOf = new Map<number, number[]>();
+  const widthOf = new Map<string, number[]>();
   for (const row of widths.rows) {
-    const day = new Date(row.day).getTime();
-    widthOf.set(day, [...(widthOf.get(day) ?? []), Number(row.width)]);
+    const key = blockKey(new Date(row.day).getTime(), Number(row.block));
+    widthOf.set(key, [...(widthOf.get(key) ?? []), Number(row.width)]);
   }
-  return { ordinalOf, widthOf };
+  return { ordinalOf, widthOf, blockBits: await dayBlockBits(db) };
 }
 
 /**
  * What is wrong with the numbers of a project's sessions, as messages (none when right): each
  * session has one number, in its local day, no two sessions of a day share one, and every string
- * of a day has one width, with a bit for each number.
+ * of a block has one width, with a bit for each number of the block.
  */
 export async function dayNumberProblems(
   db: Database,
@@ -110,7 +120,7 @@ export async function dayNumberProblems(
   timezone: string,
 ): Promise<string[]> {
   const { rows: dated } = await sessionsByDay(db, projectId, timezone);
-  const { ordinalOf, widthOf } = await storedDayNumbers(db, projectId);
+  const { ordinalOf, widthOf, blockBits } = await storedDayNumbers(db, projectId);
   const problems: string[] = [];
   if (ordinalOf.size !== dated.length)
     problems.push(`${ordinalOf.size} numbers for ${dated.length} sessions`);
@@ -124,32 +134,43 @@ export async function dayNumberProblems(
     const place = JSON.stringify([day, number.ordinal]);
     if (taken.has(place)) problems.push(`two sessions are number ${number.ordinal} of ${day}`);
     taken.add(place);
-    const widths = widthOf.get(day) ?? [];
-    if (widths.length > 1) problems.push(`the strings of ${day} are ${widths.join(" and ")} bits long`);
-    if (widths.length === 1 && (widths[0] ?? 0) <= number.ordinal)
-      problems.push(`no bit of ${day} for ${number.ordinal}`);
+    const block = Math.floor(number.ordinal / blockBits);
+    const widths = widthOf.get(blockKey(day, block)) ?? [];
+    if (widths.length > 1)
+      problems.push(`the strings of ${day} block ${block} are ${widths.join(" and ")} bits long`);
+    if (widths.length === 1 && (widths[0] ?? 0) <= number.ordinal % blockBits)
+      problems.push(`no bit of ${day} block ${block} for ${number.ordinal}`);
   }
   return [...new Set(problems)];
 }
 
-/** Each local day's sessions, each with the number the strings give it, and the day's string width. */
-async function numberedDays(
+/**
+ * Each block of each local day: its sessions, each with its offset in the block, and the block's
+ * string width.
+ */
+async function numberedBlocks(
   db: Database,
   projectId: string,
   dated: ReadonlyArray<{ row: SessionRow; day: number }>,
 ) {
-  const { ordinalOf, widthOf } = await storedDayNumbers(db, projectId);
-  const days = new Map<number, { sessions: Array<{ row: SessionRow; ordinal: number }>; width: number }>();
+  const { ordinalOf, widthOf, blockBits } = await storedDayNumbers(db, projectId);
+  const blocks = new Map<
+    string,
+    { day: number; block: number; sessions: Array<{ row: SessionRow; offset: number }>; width: number }
+  >();
   for (const { row, day } of dated) {
-    const entry = days.get(day) ?? { sessions: [], width: 0 };
-    entry.sessions.push({ row, ordinal: ordinalOf.get(String(row.id))?.ordinal ?? -1 });
-    days.set(day, entry);
+    const ordinal = ordinalOf.get(String(row.id))?.ordinal ?? -1;
+    const block = Math.floor(ordinal / blockBits);
+    const key = blockKey(day, block);
+    const entry = blocks.get(key) ?? { day, block, sessions: [], width: 0 };
+    entry.sessions.push({ row, offset: ordinal - block * blockBits });
+    blocks.set(key, entry);
   }
-  for (const [day, entry] of days) {
-    const highest = Math.max(...entry.sessions.map((session) => session.ordinal));
-    entry.width = widthOf.get(day)?.[0] ?? Math.ceil((highest + 1) / 8) * 8;
+  for (const [key, entry] of blocks) {
+    const highest = Math.max(...entry.sessions.map((session) => session.offset));
+    entry.width = widthOf.get(key)?.[0] ?? Math.ceil((highest + 1) / 8) * 8;
   }
-  return days;
+  return blocks.values();
 }
 
 /** Calls `set` with each set bit of `value` (its slices). */
@@ -157,26 +178,29 @@ function eachSetBit(value: bigint, set: (slice: number) => void): void {
   for (let slice = 0; value >> BigInt(slice) > 0n; slice++) if ((value >> BigInt(slice)) & 1n) set(slice);
 }
 
-/** What the strings of a project must be, over the numbers its sessions have in their local day. */
+/**
+ * What the strings of a project must be, over the numbers its sessions have in their local day:
+ * keyed by day, block and value (or measure and slice).
+ */
 export async function expectedBitStrings(db: Database, projectId: string, timezone: string) {
   const { rows: dated, held } = await sessionsByDay(db, projectId, timezone);
   const values = new Map<string, string>();
   const slices = new Map<string, string>();
-  for (const [day, { sessions: numbered, width }] of await numberedDays(db, projectId, dated)) {
+  for (const { day, block, sessions: numbered, width } of await numberedBlocks(db, projectId, dated)) {
     const valueGroups = new Map<string, number[]>();
     const sliceGroups = new Map<string, number[]>();
-    for (const { row, ordinal } of numbered) {
+    for (const { row, offset } of numbered) {
       for (const dimension of BREAKDOWN_DIMENSIONS) {
         const prefixedBy = DIMENSION_PREFIXES[dimension];
         const prefix = prefixedBy ? notSet(row[prefixedBy]) : null;
-        add(valueGroups, JSON.stringify([day, dimension, notSet(row[dimension]), prefix]), ordinal);
+        add(valueGroups, JSON.stringify([day, block, dimension, notSet(row[dimension]), prefix]), offset);
       }
       for (const [dimension, name] of held.get(String(row.id)) ?? []) {
-        add(valueGroups, JSON.stringify([day, dimension, name, null]), ordinal);
+        add(valueGroups, JSON.stringify([day, block, dimension, name, null]), offset);
       }
       for (const [measure, measureOf] of MEASURES) {
         eachSetBit(measureOf(row), (slice) =>
-          add(sliceGroups, JSON.stringify([day, measure, slice]), ordinal),
+          add(sliceGroups, JSON.stringify([day, block, measure, slice]), offset),
         );
       }
     }
@@ -190,24 +214,34 @@ export async function expectedBitStrings(db: Database, projectId: string, timezo
 export async function storedBitStrings(db: Database, projectId: string) {
   const values = await db.execute<{
     day: string;
+    block: number;
     dimension: string;
     name: string | null;
     prefix: string | null;
     bits: string;
   }>(sql`
-    select day, dimension, name, prefix, sessions::text as bits from session_day_bits where project_id = ${projectId}`);
-  const slices = await db.execute<{ day: string; measure: string; slice: number; bits: string }>(sql`
-    select day, measure, slice, sessions::text as bits from session_day_slices where project_id = ${projectId}`);
+    select day, block, dimension, name, prefix, sessions::text as bits from session_day_bits where project_id = ${projectId}`);
+  const slices = await db.execute<{
+    day: string;
+    block: number;
+    measure: string;
+    slice: number;
+    bits: string;
+  }>(sql`
+    select day, block, measure, slice, sessions::text as bits from session_day_slices where project_id = ${projectId}`);
   const dayOf = (day: string) => new Date(day).getTime();
   return {
     values: new Map(
       values.rows.map((row) => [
-        JSON.stringify([dayOf(row.day), row.dimension, row.name, row.prefix]),
+        JSON.stringify([dayOf(row.day), Number(row.block), row.dimension, row.name, row.prefix]),
         row.bits,
       ]),
     ),
     slices: new Map(
-      slices.rows.map((row) => [JSON.stringify([dayOf(row.day), row.measure, Number(row.slice)]), row.bits]),
+      slices.rows.map((row) => [
+        JSON.stringify([dayOf(row.day), Number(row.block), row.measure, Number(row.slice)]),
+        row.bits,
+      ]),
     ),
   };
 }
@@ -226,9 +260,9 @@ const PAGE_MEASURES: Array<[string, (page: SessionRow) => bigint]> = [
  */
 export async function expectedPageStrings(db: Database, projectId: string, timezone: string) {
   const { rows: dated } = await sessionsByDay(db, projectId, timezone);
-  const numbered = new Map<string, { day: number; ordinal: number; size: number }>();
-  for (const [day, { sessions, width }] of await numberedDays(db, projectId, dated))
-    for (const { row, ordinal } of sessions) numbered.set(String(row.id), { day, ordinal, size: width });
+  const numbered = new Map<string, { day: number; block: number; offset: number; size: number }>();
+  for (const { day, block, sessions, width } of await numberedBlocks(db, projectId, dated))
+    for (const { row, offset } of sessions) numbered.set(String(row.id), { day, block, offset, size: width });
   const pages = await db.execute<SessionRow>(
     sql`select * from session_pages where project_id = ${projectId} and views > 0`,
   );
@@ -236,14 +270,19 @@ export async function expectedPageStrings(db: Database, projectId: string, timez
   const sliceGroups = new Map<string, number[]>();
   const sizes = new Map<string, number>();
   for (const page of pages.rows) {
-    const { day, ordinal, size } = numbered.get(String(page.session_id)) ?? { day: 0, ordinal: -1, size: 0 };
-    const key = JSON.stringify([day, page.origin, page.path, page.title]);
-    add(titleGroups, key, ordinal);
+    const { day, block, offset, size } = numbered.get(String(page.session_id)) ?? {
+      day: 0,
+      block: 0,
+      offset: -1,
+      size: 0,
+    };
+    const key = JSON.stringify([day, block, page.origin, page.path, page.title]);
+    add(titleGroups, key, offset);
     sizes.set(key, size);
     for (const [measure, measureOf] of PAGE_MEASURES) {
       eachSetBit(measureOf(page), (slice) => {
-        const sliceKey = JSON.stringify([day, page.origin, page.path, measure, slice]);
-        add(sliceGroups, sliceKey, ordinal);
+        const sliceKey = JSON.stringify([day, block, page.origin, page.path, measure, slice]);
+        add(sliceGroups, sliceKey, offset);
         sizes.set(sliceKey, size);
       });
     }
@@ -256,17 +295,27 @@ export async function expectedPageStrings(db: Database, projectId: string, timez
 /** The page strings stored for a project, keyed like expectedPageStrings. */
 export async function storedPageStrings(db: Database, projectId: string) {
   const titles = await db.execute<SessionRow & { day: string; bits: string }>(sql`
-    select day, origin, path, title, sessions::text as bits from page_day_bits where project_id = ${projectId}`);
+    select day, block, origin, path, title, sessions::text as bits from page_day_bits where project_id = ${projectId}`);
   const slices = await db.execute<SessionRow & { day: string; bits: string }>(sql`
-    select day, origin, path, measure, slice, sessions::text as bits from page_day_slices where project_id = ${projectId}`);
+    select day, block, origin, path, measure, slice, sessions::text as bits from page_day_slices where project_id = ${projectId}`);
   const dayOf = (day: string) => new Date(day).getTime();
   return {
     titles: new Map(
-      titles.rows.map((row) => [JSON.stringify([dayOf(row.day), row.origin, row.path, row.title]), row.bits]),
+      titles.rows.map((row) => [
+        JSON.stringify([dayOf(row.day), Number(row.block), row.origin, row.path, row.title]),
+        row.bits,
+      ]),
     ),
     slices: new Map(
       slices.rows.map((row) => [
-        JSON.stringify([dayOf(row.day), row.origin, row.path, row.measure, Number(row.slice)]),
+        JSON.stringify([
+          dayOf(row.day),
+          Number(row.block),
+          row.origin,
+          row.path,
+          row.measure,
+          Number(row.slice),
+        ]),
         row.bits,
       ]),
     ),
