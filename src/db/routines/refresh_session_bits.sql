@@ -42,8 +42,6 @@ DECLARE
   scratch_tables constant text[] := ARRAY['bit_zones', 'bit_moves', 'bit_days', 'bit_blocks', 'bit_visitors', 'bit_sessions',
     'bit_values', 'bit_pages', 'bit_repeats', 'bit_chunks'];
   chunk_bits constant integer := 65536;
-  -- The session numbers of a day per block of its strings (src/db/routines/day_block_bits.sql).
-  block_bits constant integer := day_block_bits();
   day_tables constant text[] := ARRAY['session_day_bits', 'session_day_slices', 'page_day_bits', 'page_day_slices',
     'visitor_day_bits', 'visitor_day_mixed', 'session_day_ordinals'];
   day_table text;
@@ -55,12 +53,12 @@ DECLARE
     || (SELECT string_agg(format(', nullif(s.%1$I, '''') AS %1$I', d.dimension), '') FROM session_dimensions() AS d);
   -- One group per (day, block, value) of each dimension, the paths and names too: the offsets of its
   -- sessions in the block.
-  value_groups text := (SELECT string_agg(format('SELECT project_id, day, ordinal / %3$s AS block, %1$L AS dimension,'
-      ' %1$I AS name, %2$s AS prefix, array_agg(ordinal %% %3$s) AS ordinals FROM bit_sessions GROUP BY 1, 2, 3, 5, 6',
-      d.dimension, coalesce(quote_ident(d.prefix), 'NULL::text'), block_bits), ' UNION ALL ')
+  value_groups text := (SELECT string_agg(format('SELECT project_id, day, ordinal / day_block_bits() AS block, %1$L AS dimension,'
+      ' %1$I AS name, %2$s AS prefix, array_agg(ordinal %% day_block_bits()) AS ordinals FROM bit_sessions GROUP BY 1, 2, 3, 5, 6',
+      d.dimension, coalesce(quote_ident(d.prefix), 'NULL::text')), ' UNION ALL ')
     FROM session_dimensions() AS d)
-    || format(' UNION ALL SELECT project_id, day, ordinal / %1$s, dimension, name, NULL::text, array_agg(ordinal %% %1$s)'
-      ' FROM bit_values GROUP BY 1, 2, 3, 4, 5', block_bits);
+    || ' UNION ALL SELECT project_id, day, ordinal / day_block_bits(), dimension, name, NULL::text,'
+      ' array_agg(ordinal % day_block_bits()) FROM bit_values GROUP BY 1, 2, 3, 4, 5';
   -- One group per (day, value, chunk) of each dimension: its visitors' offsets in the chunk.
   visitor_groups text := (SELECT string_agg(format('SELECT project_id, day, %1$L AS dimension, %1$I AS name,'
       ' visitor / %2$s AS chunk, array_agg(DISTINCT visitor %% %2$s) AS ordinals FROM bit_sessions GROUP BY 1, 2, 4, 5',
@@ -155,14 +153,14 @@ BEGIN
   -- touched sessions' as they were numbered; a new number was unset until now). The blocks of
   -- sessions that ended before this run are neither read nor written.
   CREATE TEMPORARY TABLE bit_blocks ON COMMIT DROP AS
-  SELECT d.project_id, d.day, b.block, least(block_bits, d.size - b.block * block_bits) AS size, NULL::bit varying AS cleared
+  SELECT d.project_id, d.day, b.block, least(day_block_bits(), d.size - b.block * day_block_bits()) AS size, NULL::bit varying AS cleared
   FROM bit_days d JOIN bit_zones z ON z.project_id = d.project_id AND z.rebuilt
-  CROSS JOIN generate_series(0, (d.size - 1) / block_bits) AS b(block);
+  CROSS JOIN generate_series(0, (d.size - 1) / day_block_bits()) AS b(block);
   INSERT INTO bit_blocks (project_id, day, block, size, cleared)
-  SELECT d.project_id, d.day, t.block, least(block_bits, d.size - t.block * block_bits),
-    ordinal_bits(coalesce(array_agg(t.place) FILTER (WHERE t.cleared), '{}'), least(block_bits, d.size - t.block * block_bits))
-  FROM (SELECT project_id, day, ordinal / block_bits AS block, ordinal % block_bits AS place, false AS cleared FROM bit_moves
-    UNION ALL SELECT project_id, old_day, old_ordinal / block_bits, old_ordinal % block_bits, true FROM bit_moves
+  SELECT d.project_id, d.day, t.block, least(day_block_bits(), d.size - t.block * day_block_bits()),
+    ordinal_bits(coalesce(array_agg(t.place) FILTER (WHERE t.cleared), '{}'), least(day_block_bits(), d.size - t.block * day_block_bits()))
+  FROM (SELECT project_id, day, ordinal / day_block_bits() AS block, ordinal % day_block_bits() AS place, false AS cleared FROM bit_moves
+    UNION ALL SELECT project_id, old_day, old_ordinal / day_block_bits(), old_ordinal % day_block_bits(), true FROM bit_moves
     WHERE old_day IS NOT NULL) AS t
   JOIN bit_days d ON d.project_id = t.project_id AND d.day = t.day
   GROUP BY d.project_id, d.day, t.block, d.size;
