@@ -8,17 +8,29 @@ import { startRelay } from "../../scripts/local/relay";
 /**
  * The session numbers per block of a day's strings in the tests (src/db/routines/day_block_bits.sql):
  * a test day holds tens to hundreds of sessions, so at 64 its strings span several blocks, as a
- * day of more than 65,536 sessions does in production, and every query and refresh of the strings
+ * day of more than 524,288 sessions does in production, and every query and refresh of the strings
  * runs across blocks.
  */
 const TEST_DAY_BLOCK_BITS = 64;
 
-async function useTestDayBlocks(connectionString: string): Promise<void> {
+/**
+ * The member rows per statement of the chart pair rows' refresh in the tests
+ * (src/db/routines/pair_member_batch_rows.sql): a test's days hold a few to tens of rows each, so
+ * at 100 a refresh of many days counts them in several batches, as a first build of large days
+ * does in production.
+ */
+const TEST_PAIR_MEMBER_BATCH_ROWS = 100;
+
+/** The small sizes above, in place of the production ones the migrations defined. */
+async function useTestSizes(connectionString: string): Promise<void> {
   const client = new pg.Client({ connectionString });
   await client.connect();
   try {
     await client.query(
       `CREATE OR REPLACE FUNCTION day_block_bits() RETURNS integer LANGUAGE sql IMMUTABLE PARALLEL SAFE AS 'SELECT ${TEST_DAY_BLOCK_BITS}'`,
+    );
+    await client.query(
+      `CREATE OR REPLACE FUNCTION pair_member_batch_rows() RETURNS bigint LANGUAGE sql IMMUTABLE PARALLEL SAFE AS 'SELECT ${TEST_PAIR_MEMBER_BATCH_ROWS}::bigint'`,
     );
   } finally {
     await client.end();
@@ -36,7 +48,7 @@ export async function setup(project: TestProject): Promise<() => Promise<void>> 
   await buildAssets();
   const database = await createScratchDatabase("api_test");
   await migrateDatabase(database.url);
-  await useTestDayBlocks(database.url);
+  await useTestSizes(database.url);
   // A second database standing in for a read replica (test/http/read-replica.test.ts).
   const replica = await createScratchDatabase("api_replica");
   await migrateDatabase(replica.url);
