@@ -22,16 +22,20 @@ const TEST_DAY_BLOCK_BITS = 64;
 const TEST_PAIR_MEMBER_BATCH_ROWS = 100;
 
 /** The small sizes above, in place of the production ones the migrations defined. */
+const TEST_SIZES = [
+  { routine: "day_block_bits", type: "integer", value: TEST_DAY_BLOCK_BITS },
+  { routine: "pair_member_batch_rows", type: "bigint", value: TEST_PAIR_MEMBER_BATCH_ROWS },
+] as const;
+
 async function useTestSizes(connectionString: string): Promise<void> {
   const client = new pg.Client({ connectionString });
   await client.connect();
   try {
-    await client.query(
-      `CREATE OR REPLACE FUNCTION day_block_bits() RETURNS integer LANGUAGE sql IMMUTABLE PARALLEL SAFE AS 'SELECT ${TEST_DAY_BLOCK_BITS}'`,
-    );
-    await client.query(
-      `CREATE OR REPLACE FUNCTION pair_member_batch_rows() RETURNS bigint LANGUAGE sql IMMUTABLE PARALLEL SAFE AS 'SELECT ${TEST_PAIR_MEMBER_BATCH_ROWS}::bigint'`,
-    );
+    for (const { routine, type, value } of TEST_SIZES) {
+      await client.query(
+        `CREATE OR REPLACE FUNCTION ${routine}() RETURNS ${type} LANGUAGE sql IMMUTABLE PARALLEL SAFE AS 'SELECT ${value}::${type}'`,
+      );
+    }
   } finally {
     await client.end();
   }

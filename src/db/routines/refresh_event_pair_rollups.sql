@@ -180,13 +180,10 @@ BEGIN
   -- 60 days (2,760 statements).
   FOR day_batch IN
     SELECT min(day) AS first_day, max(day) AS last_day
-    FROM (SELECT day, ((sum(member_rows) OVER (ORDER BY day))::bigint - member_rows) / batch_rows AS batch
-      FROM (SELECT day, sum(member_rows)::bigint AS member_rows FROM (
-          SELECT day, count(*) AS member_rows FROM pair_visitors_single GROUP BY day
-          UNION ALL SELECT day, count(*) FROM pair_visitors_mixed GROUP BY day
-          UNION ALL SELECT day, count(*) FROM pair_sessions_single GROUP BY day
-          UNION ALL SELECT day, count(*) FROM pair_sessions_mixed GROUP BY day) AS per_table
-        GROUP BY day) AS per_day) AS batched
+    FROM (SELECT day, ((sum(count(*)) OVER (ORDER BY day))::bigint - count(*)) / batch_rows AS batch
+      FROM (SELECT day FROM pair_visitors_single UNION ALL SELECT day FROM pair_visitors_mixed
+        UNION ALL SELECT day FROM pair_sessions_single UNION ALL SELECT day FROM pair_sessions_mixed) AS member_rows
+      GROUP BY day) AS batched
     GROUP BY batch ORDER BY 1 LOOP
     FOR kind IN SELECT * FROM pair_row_kinds ORDER BY ordinal LOOP
       EXECUTE format('INSERT INTO event_pair_rollups AS r (project_id, day, name, dimension, value, by_dimension,'
