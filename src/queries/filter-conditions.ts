@@ -163,10 +163,14 @@ export function eventConditions(filters: Filter[], table: EventsTable = events):
   return and(...filters.map((filter) => condition(filter, eventOperand(filter.field, table))));
 }
 
-/** A row that names one session: the `sessions` row itself, or one of its session pages. */
+/**
+ * A row that names one session: the `sessions` row itself, or one of its session pages. Each
+ * carries the session's start, as its row, pages and names do (the refresh writes them together).
+ */
 export interface SessionReference {
   projectId: AnyPgColumn;
   sessionId: AnyPgColumn;
+  startedAt: AnyPgColumn;
 }
 
 export interface SessionFilterOptions {
@@ -194,22 +198,34 @@ export interface SessionFilterOptions {
  */
 export function sessionConditions(filters: Filter[], options: SessionFilterOptions = {}): SQL | undefined {
   const { window } = options;
-  const session = options.of ?? { projectId: sessions.projectId, sessionId: sessions.id };
+  const session = options.of ?? {
+    projectId: sessions.projectId,
+    sessionId: sessions.id,
+    startedAt: sessions.startedAt,
+  };
   const onSessionRow = options.of === undefined;
   /** The window bound on a session's start, as carried by its row or its pages. */
   const startedInWindow = (startedAt: AnyPgColumn) =>
     window ? [gte(startedAt, window.start), lt(startedAt, window.end)] : [];
-  /** Some row of `table` (aliased `name`) that belongs to the session and passes `matches`. */
+  /**
+   * Some row of `table` (aliased `name`) that belongs to the session and passes `matches`. Rows
+   * that carry the session's start (its row, pages and names) also match it, which changes no
+   * answer. A nested loop (the plan for a window the planner expects to be small, as for a
+   * project its statistics predate) then probes (project, start) per outer row; matched by the
+   * session alone, pages and names have no index to probe, and it read the whole window again
+   * for every outer row, a cost that grows with the square of the window's sessions.
+   */
   const someRowOf = (
     table: typeof sessions | typeof sessionPages | typeof sessionNames | typeof events,
     name: string,
-    keys: { projectId: AnyPgColumn; sessionId: AnyPgColumn },
+    keys: { projectId: AnyPgColumn; sessionId: AnyPgColumn; startedAt?: AnyPgColumn },
     ...matches: Array<SQL | undefined>
   ) =>
     // An aliased table renders as its alias alone, so the FROM item is spelled out.
     sql`exists (select 1 from ${table} as ${sql.identifier(name)} where ${and(
       eq(keys.projectId, session.projectId),
       eq(keys.sessionId, session.sessionId),
+      keys.startedAt ? eq(keys.startedAt, session.startedAt) : undefined,
       ...matches,
     )})`;
   const onSession = (filter: Filter) => filter.field.kind === "column" && filter.field.scope === "session";
@@ -229,7 +245,11 @@ export function sessionConditions(filters: Filter[], options: SessionFilterOptio
           someRowOf(
             sessions,
             FILTER_SESSION,
-            { projectId: filterSessions.projectId, sessionId: filterSessions.id },
+            {
+              projectId: filterSessions.projectId,
+              sessionId: filterSessions.id,
+              startedAt: filterSessions.startedAt,
+            },
             ...startedInWindow(filterSessions.startedAt),
             ...tests,
           ),

@@ -64,7 +64,7 @@ function sessionPageRows(scope: SessionScope, window: TimeWindow): SQL {
       gt(sp.views, 0),
       sessionConditions(scope.filters, {
         window: { start, end },
-        of: { projectId: sp.projectId, sessionId: sp.sessionId },
+        of: { projectId: sp.projectId, sessionId: sp.sessionId, startedAt: sp.startedAt },
       }),
     )}`;
 }
