@@ -164,8 +164,8 @@ export function eventConditions(filters: Filter[], table: EventsTable = events):
 }
 
 /**
- * A row that names one session: the `sessions` row itself, or one of its session pages. Each
- * carries the session's start, as its row, pages and names do (the refresh writes them together).
+ * A row that names one session: the `sessions` row itself, or one of its session pages. Both carry
+ * the session's start (the refresh writes a session's row, pages and names together).
  */
 export interface SessionReference {
   projectId: AnyPgColumn;

@@ -525,7 +525,7 @@ describe("filter semantics, spelled out", () => {
     expect(fromRows.length).toBeGreaterThan(0);
   });
 
-  it("finds a page row's session, pages and names by the session's start, whatever the planner expects", async () => {
+  it("finds a page row's session, pages and names by the session's start in a nested loop", async () => {
     // Twelve sessions, each starting in its own minute, with two pages each.
     const projectId = uniqueId("filters-start");
     const inputs: EventInput[] = Array.from({ length: 12 }, (_, index) =>
