@@ -173,6 +173,13 @@ export interface SessionReference {
   startedAt: AnyPgColumn;
 }
 
+/** The session a `session_pages` row names: filters on sessions tested from its page rows. */
+export const SESSION_OF_PAGE_ROW: SessionReference = {
+  projectId: sessionPages.projectId,
+  sessionId: sessionPages.sessionId,
+  startedAt: sessionPages.startedAt,
+};
+
 export interface SessionFilterOptions {
   /**
    * The window the sessions started in. It bounds the events, pages and sessions searched: no

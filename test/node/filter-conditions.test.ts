@@ -3,7 +3,12 @@ import { PgDialect } from "drizzle-orm/pg-core";
 import { afterAll, describe, expect, it } from "vitest";
 import { events, sessionPages, sessions } from "../../src/db/schema";
 import { ApiError } from "../../src/lib/errors";
-import { assertValidRegexes, eventConditions, sessionConditions } from "../../src/queries/filter-conditions";
+import {
+  assertValidRegexes,
+  eventConditions,
+  SESSION_OF_PAGE_ROW,
+  sessionConditions,
+} from "../../src/queries/filter-conditions";
 import { type EventInput, insertEvents, uniqueId } from "../support/factories";
 import { parse } from "../support/filter-input";
 import { testDatabase } from "../support/node/database";
@@ -510,11 +515,7 @@ describe("filter semantics, spelled out", () => {
     const fromRows = await sessionIds(projectId, sessionConditions(filters));
     // Read from session_pages, the session attributes are one lookup of the session's row.
     const condition = sessionConditions(filters, {
-      of: {
-        projectId: sessionPages.projectId,
-        sessionId: sessionPages.sessionId,
-        startedAt: sessionPages.startedAt,
-      },
+      of: SESSION_OF_PAGE_ROW,
     });
     expect(new PgDialect().sqlToQuery(condition as SQL).sql.match(/from "sessions"/g)).toHaveLength(1);
     const rows = await database.db
@@ -549,11 +550,7 @@ describe("filter semantics, spelled out", () => {
       { name: "name", operator: "is", value: ["screen_view"] },
     ]);
     const condition = sessionConditions(filters, {
-      of: {
-        projectId: sessionPages.projectId,
-        sessionId: sessionPages.sessionId,
-        startedAt: sessionPages.startedAt,
-      },
+      of: SESSION_OF_PAGE_ROW,
     });
     const query = database.db
       .select({ id: sessionPages.sessionId })

@@ -1,7 +1,7 @@
 import { and, eq, gt, gte, lt, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { pageDimensionRollups, sessionPages } from "../../db/schema";
-import { dimensionValueCondition, sessionConditions } from "../filter-conditions";
+import { dimensionValueCondition, SESSION_OF_PAGE_ROW, sessionConditions } from "../filter-conditions";
 import {
   bitStringFilters,
   dayRollupsFilter,
@@ -64,7 +64,7 @@ function sessionPageRows(scope: SessionScope, window: TimeWindow): SQL {
       gt(sp.views, 0),
       sessionConditions(scope.filters, {
         window: { start, end },
-        of: { projectId: sp.projectId, sessionId: sp.sessionId, startedAt: sp.startedAt },
+        of: SESSION_OF_PAGE_ROW,
       }),
     )}`;
 }
