@@ -121,6 +121,35 @@ describe("the profile activity tables", () => {
     expect(await stored(batched)).toEqual(reference);
   });
 
+  it("count a day as identified when its first identified event comes in a later run than its others", async () => {
+    const projectId = await createProject(database.db, organizationId, { timezone: ZONE });
+    const [first] = traffic(47, projectId);
+    const anonymous = { ...(first as RawEvent), profileId: "visitor-a", deviceId: "visitor-a" };
+    const at = (day: number, hour: number) => new Date(FROM + day * DAY_MS + hour * 3_600_000);
+    // Days 10 and 20, anonymous: the profile and both days are stored, neither identified.
+    const runs: RawEvent[][] = [
+      [
+        { ...anonymous, createdAt: at(10, 15) },
+        { ...anonymous, createdAt: at(20, 15) },
+      ],
+      // An identified event on day 20, a day already stored: it adds an identified day and a cohort.
+      [{ ...anonymous, deviceId: "device-b", createdAt: at(20, 16) }],
+      // Then one on day 10: the identified day 20 gets a gap, and the cohort moves to day 10's week.
+      [{ ...anonymous, deviceId: "device-b", createdAt: at(10, 16) }],
+      // And one more on identified day 20: nothing changes but the counts of profile_days.
+      [{ ...anonymous, deviceId: "device-c", createdAt: at(20, 17) }],
+    ];
+    const seen: RawEvent[] = [];
+    for (const run of runs) {
+      await insertEvents(database.db, run as EventInput[]);
+      seen.push(...run);
+      expect(await stored(projectId)).toEqual(expected(seen, ZONE));
+    }
+    expect((await stored(projectId)).userDays).toContain(
+      `${isoDay(localDayNumber(at(20, 16).getTime(), ZONE))} true 10 true 1`,
+    );
+  });
+
   it("rebuild a project's rows in its new timezone, and rebuild all the same after a reset", async () => {
     const projectId = await createProject(database.db, organizationId, { timezone: "Asia/Tokyo" });
     const events = traffic(43, projectId);

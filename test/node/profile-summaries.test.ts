@@ -2,9 +2,10 @@ import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { derivedState, profileSummaries } from "../../src/db/schema";
 import { createOrganization, createProject, type EventInput, insertEvents } from "../support/factories";
-import { testDatabase } from "../support/node/database";
+import { rawConnection, testDatabase } from "../support/node/database";
 import { buildSessions, type RawEvent } from "../support/reference";
 import { generateTraffic, shuffled } from "../support/traffic";
+import { drizzleStatements, refreshUntilFolded } from "../support/watermarks";
 
 /**
  * The profile summaries (src/db/routines/refresh_profile_summaries.sql) are merged run by run:
@@ -121,6 +122,48 @@ describe("the profile summaries", () => {
     expect(reference.get(tied.profileId)?.country).toBe("FI");
     expect(await stored(oneBatch)).toEqual(reference);
     expect(await stored(batched)).toEqual(expected(again, "x"));
+  });
+
+  it("count a session written before its visitor's events reached them, and one that only grew once", async () => {
+    const projectId = await createProject(database.db, organizationId);
+    const event = (sessionId: string, profileId: string, minute: number): IdentifiedEvent => ({
+      ...(generateTraffic({ projectId, seed: 31, sessions: 1, from: FROM, to: FROM + 1 })[0] as RawEvent),
+      id: crypto.randomUUID(),
+      projectId,
+      sessionId,
+      profileId,
+      deviceId: profileId,
+      createdAt: new Date(FROM + minute * 60_000),
+    });
+    const known = [event("s-1", "known", 0)];
+    await insertEvents(database.db, known as EventInput[]);
+    // A transaction left open holds every run's watermark below the events inserted after it
+    // began: the sessions take them in (they read every committed event), the summaries do not yet.
+    const holder = await rawConnection();
+    const held = [event("s-2", "known", 60), event("s-3", "newcomer", 61)];
+    try {
+      await holder.query("begin");
+      await holder.query("select txid_current()");
+      await insertEvents(database.db, held as EventInput[], { refresh: false });
+      await database.db.execute(sql`select refresh_derived()`);
+      // The case this test is about happened: the newcomer's session is stored, its summary is not.
+      const sessionsNow = await database.db.execute<{ id: string }>(
+        sql`select id from sessions where project_id = ${projectId} order by id`,
+      );
+      expect(sessionsNow.rows.map((row) => row.id)).toEqual(["s-1", "s-2", "s-3"]);
+      expect([...(await stored(projectId)).keys()]).toEqual(["known"]);
+      expect((await stored(projectId)).get("known")?.sessions).toBe(2);
+    } finally {
+      await holder.query("rollback");
+      await holder.end();
+    }
+    // Then the summaries take the held events in: the newcomer's session is counted.
+    await refreshUntilFolded(drizzleStatements(database.db), [], [projectId]);
+    // And a session that only grew (an event later in s-3) changes no count.
+    const grown = [event("s-3", "newcomer", 70)];
+    await insertEvents(database.db, grown as EventInput[]);
+    expect(await stored(projectId)).toEqual(expected([...known, ...held, ...grown], projectId));
+    expect((await stored(projectId)).get("newcomer")?.sessions).toBe(1);
   });
 
   it("a run after its watermark was reset rebuilds them the same", async () => {

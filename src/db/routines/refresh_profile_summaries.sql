@@ -5,10 +5,13 @@
 -- transaction. Events never change once stored, so a run merges what the new events carry: the
 -- earliest and latest time (the latest event, ties broken by id, gives the last-known attributes),
 -- whether one was identified and the latest that was, and their count. Session counts are recounted, through the
--- (project_id, profile_id, started_at) index of sessions, for every profile that received events
--- or was the visitor of a session this run rewrote, before or after (a late earlier event can hand
--- a session to another visitor); all of them when the sessions were rebuilt whole. The first run
--- (watermark 0) reads every event.
+-- (project_id, profile_id, started_at) index of sessions, for the profiles whose sessions this run
+-- changed: the visitor of a new session, and both visitors of one a late earlier event handed from
+-- one to another; and for the profiles new to the summaries, whose sessions may have been written
+-- before their events reached this routine (the session family reads every committed event, this
+-- one those below next_xid). A session that only grew changes no count, so its visitor, often with
+-- a long history of sessions, is not counted again each minute it runs. All of them are recounted
+-- when the sessions were rebuilt whole. The first run (watermark 0) reads every event.
 CREATE OR REPLACE FUNCTION refresh_profile_summaries(next_xid bigint, sessions_rebuilt boolean) RETURNS void
 LANGUAGE plpgsql
 SET work_mem = '256MB'
@@ -23,27 +26,30 @@ BEGIN
   PERFORM pg_advisory_xact_lock(hashtext('refresh_profile_summaries'));
   INSERT INTO derived_state (name) VALUES ('profiles') ON CONFLICT (name) DO NOTHING;
   SELECT processed_xid INTO from_xid FROM derived_state WHERE name = 'profiles';
-  IF from_xid >= next_xid THEN
-    RETURN;
-  END IF;
   IF from_xid = 0 THEN
     TRUNCATE profile_summaries;
   END IF;
 
   PERFORM free_temporary_tables(VARIADIC scratch_tables);
-  -- Per profile of the new events (found through the ingest_xid BRIN index): its latest event with
-  -- that event's attributes, its first time, its count and whether one was identified.
+  -- Per profile of the new events (found through the ingest_xid BRIN index; none when no
+  -- transaction has ended since the last run, while the sessions may still have changed): its
+  -- latest event with that event's attributes, its first time, its count, whether one was
+  -- identified, and whether the profile is new to the summaries.
   CREATE TEMPORARY TABLE profile_delta ON COMMIT DROP AS
-  SELECT DISTINCT ON (e.project_id, e.profile_id) e.project_id, e.profile_id,
-    min(e.created_at) OVER by_profile AS first_seen_at, e.created_at AS last_seen_at, e.id AS last_event_id,
-    bool_or(e.profile_id <> e.device_id) OVER by_profile AS identified,
-    max(e.created_at) FILTER (WHERE e.profile_id <> e.device_id) OVER by_profile AS last_identified_at,
-    e.country, e.city, e.device, e.browser,
-    count(*) OVER by_profile AS event_count
-  FROM events e
-  WHERE e.ingest_xid >= from_xid AND e.ingest_xid < next_xid
-  WINDOW by_profile AS (PARTITION BY e.project_id, e.profile_id)
-  ORDER BY e.project_id, e.profile_id, e.created_at DESC, e.id DESC;
+  SELECT d.*,
+    NOT EXISTS (SELECT 1 FROM profile_summaries p WHERE p.project_id = d.project_id AND p.profile_id = d.profile_id) AS new_profile
+  FROM (
+    SELECT DISTINCT ON (e.project_id, e.profile_id) e.project_id, e.profile_id,
+      min(e.created_at) OVER by_profile AS first_seen_at, e.created_at AS last_seen_at, e.id AS last_event_id,
+      bool_or(e.profile_id <> e.device_id) OVER by_profile AS identified,
+      max(e.created_at) FILTER (WHERE e.profile_id <> e.device_id) OVER by_profile AS last_identified_at,
+      e.country, e.city, e.device, e.browser,
+      count(*) OVER by_profile AS event_count
+    FROM events e
+    WHERE e.ingest_xid >= from_xid AND e.ingest_xid < next_xid
+    WINDOW by_profile AS (PARTITION BY e.project_id, e.profile_id)
+    ORDER BY e.project_id, e.profile_id, e.created_at DESC, e.id DESC
+  ) AS d;
 
   INSERT INTO profile_summaries AS p (project_id, profile_id, first_seen_at, last_seen_at, last_event_id, identified,
     last_identified_at, country, city, device, browser, event_count, session_count)
@@ -71,9 +77,13 @@ BEGIN
     -- touched_before and touched_after: the rewritten sessions before and after this run
     -- (refresh_session_rollups, src/db/routines/refresh_session_rollups.sql).
     CREATE TEMPORARY TABLE recounted_profiles ON COMMIT DROP AS
-    SELECT project_id, profile_id FROM profile_delta
-    UNION SELECT project_id, profile_id FROM touched_before
-    UNION SELECT project_id, profile_id FROM touched_after;
+    SELECT project_id, profile_id FROM profile_delta WHERE new_profile
+    UNION SELECT a.project_id, a.profile_id FROM touched_after a
+      LEFT JOIN touched_before b ON b.project_id = a.project_id AND b.id = a.id
+      WHERE b.id IS NULL OR b.profile_id IS DISTINCT FROM a.profile_id
+    UNION SELECT b.project_id, b.profile_id FROM touched_before b
+      JOIN touched_after a ON a.project_id = b.project_id AND a.id = b.id
+      WHERE a.profile_id IS DISTINCT FROM b.profile_id;
     UPDATE profile_summaries p SET session_count = c.sessions
     FROM (
       SELECT r.project_id, r.profile_id,
@@ -83,7 +93,7 @@ BEGIN
     WHERE p.project_id = c.project_id AND p.profile_id = c.profile_id AND p.session_count <> c.sessions;
   END IF;
 
-  UPDATE derived_state SET processed_xid = next_xid, last_run_at = now() WHERE name = 'profiles';
+  UPDATE derived_state SET processed_xid = greatest(processed_xid, next_xid), last_run_at = now() WHERE name = 'profiles';
   PERFORM free_temporary_tables(VARIADIC scratch_tables);
 END;
 $fn$;
