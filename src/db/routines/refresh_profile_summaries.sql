@@ -34,10 +34,11 @@ BEGIN
   -- Per profile of the new events (found through the ingest_xid BRIN index; none when no
   -- transaction has ended since the last run, while the sessions may still have changed): its
   -- latest event with that event's attributes, its first time, its count, whether one was
-  -- identified, and whether the profile is new to the summaries.
+  -- identified, and whether the profile is new to the summaries (not asked on a first run, which
+  -- recounts every profile).
   CREATE TEMPORARY TABLE profile_delta ON COMMIT DROP AS
-  SELECT d.*,
-    NOT EXISTS (SELECT 1 FROM profile_summaries p WHERE p.project_id = d.project_id AND p.profile_id = d.profile_id) AS new_profile
+  SELECT d.*, from_xid > 0
+    AND NOT EXISTS (SELECT 1 FROM profile_summaries p WHERE p.project_id = d.project_id AND p.profile_id = d.profile_id) AS new_profile
   FROM (
     SELECT DISTINCT ON (e.project_id, e.profile_id) e.project_id, e.profile_id,
       min(e.created_at) OVER by_profile AS first_seen_at, e.created_at AS last_seen_at, e.id AS last_event_id,
