@@ -81,6 +81,18 @@ async function sessionRows(projectId: string) {
   return rows.map(({ projectId: _ignored, ...rest }) => rest);
 }
 
+/** A project's session pages and names, every column but the project. */
+async function pagesAndNames(projectId: string) {
+  const pages = await database.db.execute(
+    sql`select session_id, started_at, is_bounce, origin, path, title, views, duration_ms, timed_views
+        from session_pages where project_id = ${projectId} order by session_id, origin, path`,
+  );
+  const names = await database.db.execute(
+    sql`select session_id, started_at, name from session_names where project_id = ${projectId} order by session_id, name`,
+  );
+  return { pages: pages.rows, names: names.rows };
+}
+
 describe("refresh_derived()", () => {
   it("derives sessions by the contract's definitions", async () => {
     const projectId = uniqueId("sessions");
@@ -146,6 +158,16 @@ describe("refresh_derived()", () => {
     for (let i = 0; i < shuffled.length; i += 3) await insertEvents(database.db, shuffled.slice(i, i + 3));
 
     expect(await sessionRows(trickled)).toEqual(await sessionRows(together));
+    // Their pages and names too: a later run leaves a session's unchanged rows in place and
+    // replaces the others, so nothing is lost or left twice.
+    const togetherRows = await pagesAndNames(together);
+    expect(await pagesAndNames(trickled)).toEqual(togetherRows);
+    const events = sampleEvents(together).map((row) => ({ path: "/", name: "screen_view", ...row }));
+    const distinct = (keys: string[]) => new Set(keys).size;
+    expect(togetherRows.pages).toHaveLength(
+      distinct(events.map((e) => `${e.sessionId} ${e.origin} ${e.path}`)),
+    );
+    expect(togetherRows.names).toHaveLength(distinct(events.map((e) => `${e.sessionId} ${e.name}`)));
   });
 
   it("is idempotent: a run with nothing new changes nothing", async () => {
