@@ -66,9 +66,8 @@ BEGIN
   END IF;
   -- The profiles whose aggregates can change: those with a day new to profile_days, or a day
   -- whose first identified event this is. The aggregates read only which days a profile has and
-  -- which of them are identified, so the others' contributions stay as they are. At a steady
-  -- 1,000 events a second most profiles of a run are still in a session of a day already stored,
-  -- and recomputing their whole history of days every minute was work for nothing.
+  -- which of them are identified, so the others' contributions stay as they are: a profile whose
+  -- run only added events to days it had is not read again, whatever its history of days.
   CREATE TEMPORARY TABLE activity_profiles ON COMMIT DROP AS
   SELECT DISTINCT a.project_id, a.profile_id FROM activity_delta a
   WHERE NOT EXISTS (SELECT 1 FROM profile_days d WHERE d.project_id = a.project_id AND d.profile_id = a.profile_id
@@ -159,8 +158,8 @@ $fn$;
 -- changed: the visitor of a new session, and both visitors of one a late earlier event handed from
 -- one to another; and for the profiles new to the summaries, whose sessions may have been written
 -- before their events reached this routine (the session family reads every committed event, this
--- one those below next_xid). A session that only grew changes no count, so its visitor, often with
--- a long history of sessions, is not counted again each minute it runs. All of them are recounted
+-- one those below next_xid). A session that only grew changes no count, so its visitor is not
+-- counted again each minute it runs, whatever its history of sessions. All of them are recounted
 -- when the sessions were rebuilt whole. The first run (watermark 0) reads every event.
 CREATE OR REPLACE FUNCTION refresh_profile_summaries(next_xid bigint, sessions_rebuilt boolean) RETURNS void
 LANGUAGE plpgsql

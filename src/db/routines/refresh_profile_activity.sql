@@ -66,9 +66,8 @@ BEGIN
   END IF;
   -- The profiles whose aggregates can change: those with a day new to profile_days, or a day
   -- whose first identified event this is. The aggregates read only which days a profile has and
-  -- which of them are identified, so the others' contributions stay as they are. At a steady
-  -- 1,000 events a second most profiles of a run are still in a session of a day already stored,
-  -- and recomputing their whole history of days every minute was work for nothing.
+  -- which of them are identified, so the others' contributions stay as they are: a profile whose
+  -- run only added events to days it had is not read again, whatever its history of days.
   CREATE TEMPORARY TABLE activity_profiles ON COMMIT DROP AS
   SELECT DISTINCT a.project_id, a.profile_id FROM activity_delta a
   WHERE NOT EXISTS (SELECT 1 FROM profile_days d WHERE d.project_id = a.project_id AND d.profile_id = a.profile_id

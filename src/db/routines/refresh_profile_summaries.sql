@@ -9,8 +9,8 @@
 -- changed: the visitor of a new session, and both visitors of one a late earlier event handed from
 -- one to another; and for the profiles new to the summaries, whose sessions may have been written
 -- before their events reached this routine (the session family reads every committed event, this
--- one those below next_xid). A session that only grew changes no count, so its visitor, often with
--- a long history of sessions, is not counted again each minute it runs. All of them are recounted
+-- one those below next_xid). A session that only grew changes no count, so its visitor is not
+-- counted again each minute it runs, whatever its history of sessions. All of them are recounted
 -- when the sessions were rebuilt whole. The first run (watermark 0) reads every event.
 CREATE OR REPLACE FUNCTION refresh_profile_summaries(next_xid bigint, sessions_rebuilt boolean) RETURNS void
 LANGUAGE plpgsql
