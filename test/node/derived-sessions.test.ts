@@ -165,7 +165,7 @@ describe("refresh_derived()", () => {
     const events = sampleEvents(together).map((row) => ({ path: "/", name: "screen_view", ...row }));
     const distinct = (keys: string[]) => new Set(keys).size;
     expect(togetherRows.pages).toHaveLength(
-      distinct(events.map((e) => `${e.sessionId} ${e.origin} ${e.path}`)),
+      distinct(events.map((e) => `${e.sessionId} ${e.origin ?? null} ${e.path}`)),
     );
     expect(togetherRows.names).toHaveLength(distinct(events.map((e) => `${e.sessionId} ${e.name}`)));
   });
