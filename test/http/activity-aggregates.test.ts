@@ -70,7 +70,11 @@ describe("the activity aggregates in the project's timezone", () => {
       until: windowEnd(response),
       criteria,
     });
-    expect((expected[2] as { values: number[] }).values[1]).toBeGreaterThan(0);
+    // Some cohort has a member back in a later week, whatever weekday the run falls on (the
+    // traffic is drawn relative to now, so which cohort that is moves with the date).
+    // The first row is the weighted average; the cohorts follow.
+    const cohorts = expected.slice(1);
+    expect(cohorts.some((row) => row.values.slice(1).some((users) => users > 0))).toBe(true);
     expect(response.body).toEqual(expected);
   });
 
