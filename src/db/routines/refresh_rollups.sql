@@ -157,29 +157,8 @@ BEGIN
   $sql$, CASE WHEN rebuild_all THEN 'sessions s' ELSE
     'touched_after s' END);
   ANALYZE touched_pages;
-  -- A touched session's stored pages are replaced by its pages now, but for those that are the
-  -- same, left in place: a session that only grew changed its last page and added new ones, and
-  -- deleting and writing all of them again took 3 s of a run at 1,000 events/s. A session's pages
-  -- carry its start, so they are found through it.
-  IF NOT rebuild_all THEN
-    DELETE FROM session_pages p USING touched_before b
-    WHERE p.project_id = b.project_id AND p.started_at = b.started_at AND p.session_id = b.id
-      AND NOT EXISTS (SELECT 1 FROM touched_pages t WHERE t.project_id = p.project_id AND t.session_id = p.session_id
-        AND ROW(t.*) IS NOT DISTINCT FROM ROW(p.*));
-  END IF;
-  -- Written in time order, a window's rows sit together: a one-day page list then reads a
-  -- ninetieth of a 90-day table's pages, not rows scattered over all of them (10M events:
-  -- 0.65 s -> 0.15 s). Later runs append recent sessions, which keeps the order.
-  -- Two statements, not one with `rebuild_all OR NOT EXISTS`: under an OR the NOT EXISTS stays a
-  -- subplan run per row, a scan of the old pages for each new one (minutes at 1,000 events/s).
-  IF rebuild_all THEN
-    INSERT INTO session_pages SELECT * FROM touched_pages ORDER BY started_at;
-  ELSE
-    INSERT INTO session_pages SELECT * FROM touched_pages t
-    WHERE NOT EXISTS (SELECT 1 FROM touched_pages_before b WHERE b.project_id = t.project_id
-      AND b.session_id = t.session_id AND ROW(b.*) IS NOT DISTINCT FROM ROW(t.*))
-    ORDER BY started_at;
-  END IF;
+  -- Unchanged pages stay in place (replace_session_rows, src/db/routines/replace_session_rows.sql).
+  PERFORM replace_session_rows('session_pages', 'touched_pages', 'touched_pages_before', rebuild_all);
   -- Session names likewise: each event name of each session, the same ones left in place.
   EXECUTE format($sql$
   INSERT INTO touched_names (project_id, session_id, started_at, name)
@@ -188,20 +167,7 @@ BEGIN
   JOIN events e ON e.project_id = s.project_id AND e.session_id = s.id
   $sql$, CASE WHEN rebuild_all THEN 'sessions s' ELSE 'touched_after s' END);
   ANALYZE touched_names;
-  IF NOT rebuild_all THEN
-    DELETE FROM session_names n USING touched_before b
-    WHERE n.project_id = b.project_id AND n.started_at = b.started_at AND n.session_id = b.id
-      AND NOT EXISTS (SELECT 1 FROM touched_names t WHERE t.project_id = n.project_id AND t.session_id = n.session_id
-        AND ROW(t.*) IS NOT DISTINCT FROM ROW(n.*));
-  END IF;
-  IF rebuild_all THEN
-    INSERT INTO session_names SELECT * FROM touched_names ORDER BY started_at;
-  ELSE
-    INSERT INTO session_names SELECT * FROM touched_names t
-    WHERE NOT EXISTS (SELECT 1 FROM touched_names_before b WHERE b.project_id = t.project_id
-      AND b.session_id = t.session_id AND ROW(b.*) IS NOT DISTINCT FROM ROW(t.*))
-    ORDER BY started_at;
-  END IF;
+  PERFORM replace_session_rows('session_names', 'touched_names', 'touched_names_before', rebuild_all);
 
   IF rebuild_all THEN
     EXECUTE 'CREATE TEMPORARY TABLE rollup_pages ON COMMIT DROP AS '
