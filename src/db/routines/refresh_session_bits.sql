@@ -35,6 +35,9 @@
 -- day's last block; one that ended keeps its block as it is.
 CREATE OR REPLACE FUNCTION refresh_session_bits(rebuild_all boolean) RETURNS void
 LANGUAGE plpgsql
+-- Groups by hashing: sorted, the (page, measure, bit, number) rows of a run compared their paths
+-- and origins under the database's collation, 2.5 s of the page slices' 6.8 s in a 1M replay.
+SET enable_sort = off
 SET jit = off
 AS $fn$
 DECLARE
