@@ -70,9 +70,8 @@ describe("the activity aggregates in the project's timezone", () => {
       until: windowEnd(response),
       criteria,
     });
-    // Some cohort has a member back in a later week, whatever weekday the run falls on (the
-    // traffic is drawn relative to now, so which cohort that is moves with the date).
-    // The first row is the weighted average; the cohorts follow.
+    // Some cohort (the rows after the weighted average) has a member back in a later week: the
+    // traffic is drawn relative to now, so which cohort that is moves with the date.
     const cohorts = expected.slice(1);
     expect(cohorts.some((row) => row.values.slice(1).some((users) => users > 0))).toBe(true);
     expect(response.body).toEqual(expected);
