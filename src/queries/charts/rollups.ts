@@ -111,6 +111,12 @@ function pinsEveryGroup(query: ChartSeriesQuery, rows: RollupRows): boolean {
   return pinned("name") && rows.columns.every(pinned);
 }
 
+/**
+ * The columns the day rows (event_pair_rollups) carry, alone or in pairs: `path` has none (its
+ * values are many), so a distinct count by or filtered on a path is not in them.
+ */
+const DAY_ROW_COLUMNS: ReadonlySet<FilterColumn> = new Set<FilterColumn>(CHART_PAIR_COLUMNS);
+
 /** Whether the day rows (event_pair_rollups) answer: for a pair of columns, or any distinct count. */
 const readsDayRows = (query: ChartSeriesQuery, rows: RollupRows) =>
   rows.columns.length === 2 || isDistinctSegment(query.segment);
@@ -121,8 +127,8 @@ const readsDayRows = (query: ChartSeriesQuery, rows: RollupRows) =>
  * window and bucket edge, so each hour row lies inside one bucket. The rows of a pair are per local
  * day: for them chartRollupSource asks instead that every edge start a day of the zone they were
  * built in (a zone's day can start at a half hour). The `user` and `session` segments are read from
- * the day rows' distinct counts when each group is one row a day (pinsEveryGroup) and, checked there
- * too, each bucket one local day.
+ * the day rows' distinct counts when each group is one row a day (pinsEveryGroup), every column is
+ * one the day rows carry (DAY_ROW_COLUMNS) and, checked there too, each bucket one local day.
  */
 export function chartRollupsCover(query: ChartSeriesQuery): boolean {
   if (!query.rollups) return false;
@@ -131,7 +137,8 @@ export function chartRollupsCover(query: ChartSeriesQuery): boolean {
   if (isPropertySegment(query.segment) && rolledUpAmount(query) === undefined) return false;
   const rows = rollupRows(query);
   if (rows === undefined) return false;
-  if (distinct) return pinsEveryGroup(query, rows);
+  if (distinct)
+    return pinsEveryGroup(query, rows) && rows.columns.every((column) => DAY_ROW_COLUMNS.has(column));
   // A pair's day rows ask instead that every edge start a local day (chartRollupSource).
   if (rows.columns.length === 2) return true;
   const periods = query.previous ? [query.current, query.previous] : [query.current];
