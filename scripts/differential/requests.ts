@@ -24,6 +24,9 @@ export interface DifferentialRequest {
 
 const TIMEZONES = ["UTC", "Europe/Oslo", "Asia/Kolkata", "America/New_York"] as const;
 const WINDOW_DAYS = [1, 7, 30, 40] as const;
+/** The presets drawn, by the days they span at most (a day: hour buckets in charts). */
+const PRESET_DAYS = { today: 1, yesterday: 1, "7d": 7, "30d": 30, monthToDate: 31, lastMonth: 31 } as const;
+const PRESETS = Object.keys(PRESET_DAYS) as Array<keyof typeof PRESET_DAYS>;
 const EVENT_NAMES = ["screen_view", "button_click", "add_to_cart", "purchase", "*"] as const;
 const SEGMENTS = ["event", "user", "session"] as const;
 /** Every operator the session attributes take (not the numeric comparisons), `is` weighted as dashboards use it. */
@@ -91,12 +94,15 @@ export function differentialRequest(
   lastDay: number,
 ): DifferentialRequest {
   const random = new Rng().reseed(seed, index);
-  const days = pick(random, WINDOW_DAYS);
-  const params = new URLSearchParams({
-    startDate: isoDate(lastDay - (days - 1) * DAY_MS),
-    endDate: isoDate(lastDay),
-    timezone: pick(random, TIMEZONES),
-  });
+  // A preset a quarter of the time: windows that end now, or months of the calendar.
+  const preset = random.float() < 0.25 ? pick(random, PRESETS) : undefined;
+  const days = preset === undefined ? pick(random, WINDOW_DAYS) : PRESET_DAYS[preset];
+  const params = new URLSearchParams(
+    preset === undefined
+      ? { startDate: isoDate(lastDay - (days - 1) * DAY_MS), endDate: isoDate(lastDay) }
+      : { range: preset },
+  );
+  params.set("timezone", pick(random, TIMEZONES));
   const filters: Filter[] = [];
   const count = Math.floor(random.float() * 4);
   for (let i = 0; i < count; i++) {

@@ -77,10 +77,13 @@ describe("the differential requests", () => {
     expect(new Set(draws.map((draw) => draw.path)).size).toBeGreaterThan(45);
   });
 
-  it("filter only on values of the pools, and end their windows on the last day", () => {
+  it("filter only on values of the pools, and end their windows on the last day or name a preset", () => {
+    const presets = new Set<string>();
     for (let index = 0; index < 200; index++) {
       const url = new URL(differentialRequest(3, index, "demo", pools, lastDay).path, "http://x");
-      expect(url.searchParams.get("endDate")).toBe("2026-11-27");
+      const range = url.searchParams.get("range");
+      if (range === null) expect(url.searchParams.get("endDate")).toBe("2026-11-27");
+      else presets.add(range);
       const filters: Array<{ name: string; operator: string; value: string[] }> = JSON.parse(
         url.searchParams.get("filters") ?? "[]",
       );
@@ -91,5 +94,6 @@ describe("the differential requests", () => {
         }
       }
     }
+    expect([...presets].sort()).toEqual(["30d", "7d", "lastMonth", "monthToDate", "today", "yesterday"]);
   });
 });
