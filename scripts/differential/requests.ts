@@ -6,7 +6,7 @@ import { Rng } from "../seed/random";
  * Seeded random read requests for `npm run differential` (differential.ts): /metrics, /pages,
  * every breakdown and /export/charts under zero to three filters of every operator on the session
  * attributes, paths, origins and event names, with values drawn from the data set itself (so most
- * filters keep something), over windows of 1 to 40 days in four timezones.
+ * filters keep something), over windows of 1 to 40 days or a `range` preset, in four timezones.
  */
 
 /** The columns a request filters on: every breakdown dimension, and the page and event-name filters. */
@@ -40,7 +40,7 @@ const DAY_MS = 86_400_000;
 const isoDate = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 function pick<T>(random: Rng, items: readonly T[]): T {
-  return items[Math.floor(random.float() * items.length)] as T;
+  return items[random.int(items.length)] as T;
 }
 
 /** Part of a value that a text operator can match on: its start, end or middle. */
