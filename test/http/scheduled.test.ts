@@ -4,8 +4,8 @@ import {
   env,
   waitOnExecutionContext,
 } from "cloudflare:test";
-import { eq } from "drizzle-orm";
-import { afterAll, describe, expect, it } from "vitest";
+import { eq, sql } from "drizzle-orm";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { derivedState, sessions } from "../../src/db/schema";
 import worker from "../../src/index";
 import { insertEvents, uniqueId } from "../support/factories";
@@ -14,35 +14,78 @@ import { testDatabase } from "../support/worker/http";
 const database = testDatabase();
 afterAll(() => database.close());
 
+/** Runs the Worker's cron trigger once, as the runtime would, and waits for it to finish. */
+async function triggerCron(scheduledTime: number): Promise<void> {
+  const ctx = createExecutionContext();
+  await worker.scheduled(createScheduledController({ cron: "* * * * *", scheduledTime }), env, ctx);
+  await waitOnExecutionContext(ctx);
+}
+
+/**
+ * A session of two screen views `gapMs` apart (/a, then /b), written without a refresh, and a
+ * reader of the project's folded sessions with what they should then hold.
+ */
+async function unfoldedSession(projectId: string, start: number, gapMs: number) {
+  await insertEvents(
+    database.db,
+    [
+      { projectId, sessionId: "s", createdAt: new Date(start), path: "/a" },
+      { projectId, sessionId: "s", createdAt: new Date(start + gapMs), path: "/b" },
+    ],
+    { refresh: false },
+  );
+  return {
+    folded: () => database.db.select().from(sessions).where(eq(sessions.projectId, projectId)),
+    expected: { id: "s", durationMs: gapMs, screenViewCount: 2, entryPath: "/a", exitPath: "/b" },
+  };
+}
+
 describe("cron trigger", () => {
   it("folds events written since the last run into sessions", async () => {
     const projectId = uniqueId("cron");
     const start = Date.UTC(2026, 5, 1, 9, 0, 0);
-    await insertEvents(
-      database.db,
-      [
-        { projectId, sessionId: "s", createdAt: new Date(start), path: "/a" },
-        { projectId, sessionId: "s", createdAt: new Date(start + 90_000), path: "/b" },
-      ],
-      { refresh: false },
-    );
+    const session = await unfoldedSession(projectId, start, 90_000);
     // Other test files refresh concurrently, so the run itself is proven by its watermark row.
     const calledAt = new Date();
 
-    const ctx = createExecutionContext();
-    await worker.scheduled(createScheduledController({ cron: "* * * * *", scheduledTime: start }), env, ctx);
-    await waitOnExecutionContext(ctx);
+    await triggerCron(start);
 
     const [state] = await database.db.select().from(derivedState).where(eq(derivedState.name, "sessions"));
     expect(state?.lastRunAt?.getTime()).toBeGreaterThanOrEqual(calledAt.getTime() - 1_000);
-    const after = await database.db.select().from(sessions).where(eq(sessions.projectId, projectId));
+    const after = await session.folded();
     expect(after).toHaveLength(1);
-    expect(after[0]).toMatchObject({
-      id: "s",
-      durationMs: 90_000,
-      screenViewCount: 2,
-      entryPath: "/a",
-      exitPath: "/b",
-    });
+    expect(after[0]).toMatchObject(session.expected);
+  });
+
+  it("skips at once while another run holds the refresh lock, and the next trigger folds what it skipped", async () => {
+    const projectId = uniqueId("cron-busy");
+    const start = Date.UTC(2026, 5, 2, 9, 0, 0);
+    const session = await unfoldedSession(projectId, start, 30_000);
+    const log = vi.spyOn(console, "log");
+    try {
+      // A run under way, as a long refresh holds it: the trigger must return without waiting for it
+      // (waiting, it would wait for this transaction, which waits for it: given up after 10 s).
+      const outcome = await database.db.transaction(async (tx) => {
+        await tx.execute(sql`select pg_advisory_xact_lock(hashtext('refresh_derived'))`);
+        return Promise.race([
+          triggerCron(start).then(() => "returned"),
+          new Promise((resolve) => setTimeout(() => resolve("still waiting"), 10_000)),
+        ]);
+      });
+      expect(outcome).toBe("returned");
+      expect(log).toHaveBeenCalledWith("refresh_derived: skipped, another run is under way");
+      expect(await session.folded()).toHaveLength(0);
+
+      log.mockClear();
+      await triggerCron(start + 60_000);
+      expect(log).toHaveBeenCalledWith(
+        expect.stringMatching(/^refresh_derived: [1-9]\d* sessions recomputed$/),
+      );
+    } finally {
+      log.mockRestore();
+    }
+    const after = await session.folded();
+    expect(after).toHaveLength(1);
+    expect(after[0]).toMatchObject(session.expected);
   });
 });
