@@ -1544,6 +1544,13 @@ export interface operations {
                             /** @description This version's migrations not applied yet: above 0, run `npm run db:migrate`. */
                             pending: number;
                         };
+                        /** @description How fresh the sessions, rollups and other derived tables are: the answers count the events up to the last refresh (the raw exports and charts read newer events too). */
+                        refresh?: {
+                            /** @description When the last refresh of the derived tables began (ISO 8601): they hold the events committed before then. Null before the first. */
+                            lastRunAt: string | null;
+                            /** @description Seconds since then, by the database's clock. The cron trigger refreshes every minute; a busy ingest's runs can take longer (a trigger that finds one under way skips), so alert well above 60. */
+                            ageSeconds: number | null;
+                        };
                     };
                 };
             };
@@ -1573,6 +1580,13 @@ export interface operations {
                             latest: string | null;
                             /** @description This version's migrations not applied yet: above 0, run `npm run db:migrate`. */
                             pending: number;
+                        };
+                        /** @description How fresh the sessions, rollups and other derived tables are: the answers count the events up to the last refresh (the raw exports and charts read newer events too). */
+                        refresh?: {
+                            /** @description When the last refresh of the derived tables began (ISO 8601): they hold the events committed before then. Null before the first. */
+                            lastRunAt: string | null;
+                            /** @description Seconds since then, by the database's clock. The cron trigger refreshes every minute; a busy ingest's runs can take longer (a trigger that finds one under way skips), so alert well above 60. */
+                            ageSeconds: number | null;
                         };
                     };
                 };

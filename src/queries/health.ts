@@ -1,6 +1,13 @@
-import { sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
 import { postgresError } from "../db/connection-errors";
+import { derivedState } from "../db/schema";
+
+/** undefined_table (or its schema): the database is reachable but not migrated that far. */
+function notMigrated(error: unknown): boolean {
+  const code = postgresError(error)?.code;
+  return code === "42P01" || code === "3F000";
+}
 
 /**
  * The journal times (`created_at`) of the migrations drizzle recorded as applied; none on a
@@ -14,8 +21,36 @@ export async function appliedMigrationTimes(db: Database): Promise<number[]> {
     );
     return result.rows.map((row) => Number(row.created_at));
   } catch (error) {
-    // undefined_table (or its schema): reachable, but never migrated.
-    if (postgresError(error)?.code === "42P01" || postgresError(error)?.code === "3F000") return [];
+    if (notMigrated(error)) return [];
+    throw error;
+  }
+}
+
+/** When the derived tables were last refreshed, and how long ago by the database's clock. */
+export interface DerivedRefreshAge {
+  lastRunAt: Date | null;
+  ageSeconds: number | null;
+}
+
+/**
+ * The last run of `refresh_derived()` (the session family's row of derived_state, which every run
+ * stamps with `now()`, the start of its transaction) and its age; both null before the
+ * first run or on a database without the table.
+ */
+export async function derivedRefreshAge(db: Database): Promise<DerivedRefreshAge> {
+  try {
+    const [row] = await db
+      .select({
+        lastRunAt: derivedState.lastRunAt,
+        ageSeconds: sql<
+          number | null
+        >`floor(extract(epoch from statement_timestamp() - ${derivedState.lastRunAt}))::integer`,
+      })
+      .from(derivedState)
+      .where(eq(derivedState.name, "sessions"));
+    return { lastRunAt: row?.lastRunAt ?? null, ageSeconds: row?.ageSeconds ?? null };
+  } catch (error) {
+    if (notMigrated(error)) return { lastRunAt: null, ageSeconds: null };
     throw error;
   }
 }

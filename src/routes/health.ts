@@ -7,7 +7,7 @@ import type { AppEnv } from "../env";
 import { classifyDatabaseError } from "../lib/errors";
 import { logFailure } from "../lib/failure-log";
 import { useDatabase } from "../middleware/database";
-import { appliedMigrationTimes } from "../queries/health";
+import { appliedMigrationTimes, derivedRefreshAge } from "../queries/health";
 import { jsonContent } from "./openapi";
 
 const MigrationsSchema = v.pipe(
@@ -26,6 +26,28 @@ const MigrationsSchema = v.pipe(
   v.description("The database's migration level against the one this Worker expects."),
 );
 
+const RefreshSchema = v.pipe(
+  v.object({
+    lastRunAt: v.pipe(
+      v.nullable(v.string()),
+      v.description(
+        "When the last refresh of the derived tables began (ISO 8601): they hold the events committed before then. Null before the first.",
+      ),
+    ),
+    ageSeconds: v.pipe(
+      v.nullable(v.number()),
+      v.description(
+        "Seconds since then, by the database's clock. The cron trigger refreshes every minute; a busy " +
+          "ingest's runs can take longer (a trigger that finds one under way skips), so alert well above 60.",
+      ),
+    ),
+  }),
+  v.description(
+    "How fresh the sessions, rollups and other derived tables are: the answers count the events up to " +
+      "the last refresh (the raw exports and charts read newer events too).",
+  ),
+);
+
 const HealthSchema = v.object({
   status: v.pipe(
     v.picklist(["ok", "degraded"]),
@@ -34,6 +56,7 @@ const HealthSchema = v.object({
   database: v.picklist(["ok", "unreachable"]),
   version: v.pipe(v.string(), v.description("The service's version (package.json).")),
   migrations: v.optional(MigrationsSchema),
+  refresh: v.optional(RefreshSchema),
 });
 
 /** The migration level of a database, given the journal times it has applied. */
@@ -66,7 +89,11 @@ export const health = new Hono<AppEnv>().get(
       // The migrations' read is the round trip that proves the database reachable.
       const migrations = migrationLevel(await appliedMigrationTimes(useDatabase(c)));
       const status = migrations.pending > 0 ? "degraded" : "ok";
-      return c.json({ status, database: "ok", version, migrations } as const, 200);
+      // Stated, not judged: how often a deployment refreshes is its own (an idle `wrangler dev`
+      // has no cron at all), so an old refresh is for the operator's alert, not a degraded status.
+      const { lastRunAt, ageSeconds } = await derivedRefreshAge(useDatabase(c));
+      const refresh = { lastRunAt: lastRunAt?.toISOString() ?? null, ageSeconds };
+      return c.json({ status, database: "ok", version, migrations, refresh } as const, 200);
     } catch (error) {
       const unavailable = classifyDatabaseError(error) !== undefined;
       logFailure(

@@ -47,8 +47,42 @@ describe("GET /health", () => {
         latest: latest?.tag,
         pending: 0,
       },
+      // Its values are held by the test below, which sets them.
+      refresh: { lastRunAt: expect.any(String), ageSeconds: expect.any(Number) },
     });
     expect(response.headers.get("cache-control")).toBe("no-store");
+  });
+
+  it("states when the derived tables were last refreshed, and how long ago", async () => {
+    const [saved] = (
+      await database.db.execute<{ last_run_at: string | null }>(
+        sql`select last_run_at::text as last_run_at from derived_state where name = 'sessions'`,
+      )
+    ).rows;
+    // A run that began 125 s before now, as a run outlasting the cron's minute leaves it.
+    const [set] = (
+      await database.db.execute<{ last_run_at: string }>(
+        sql`insert into derived_state (name, last_run_at) values ('sessions', now() - interval '125 seconds')
+            on conflict (name) do update set last_run_at = excluded.last_run_at
+            returning to_char(last_run_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as last_run_at`,
+      )
+    ).rows;
+    try {
+      const response = await call("/health");
+      expect(response.status).toBe(200);
+      const body = response.body as { status: string; refresh: { lastRunAt: string; ageSeconds: number } };
+      // Stated, not judged: an old refresh leaves the status ok.
+      expect(body.status).toBe("ok");
+      expect(body.refresh.lastRunAt).toBe(set?.last_run_at);
+      expect(body.refresh.ageSeconds).toBeGreaterThanOrEqual(125);
+      expect(body.refresh.ageSeconds).toBeLessThan(185);
+    } finally {
+      await database.db.execute(
+        saved
+          ? sql`update derived_state set last_run_at = ${saved.last_run_at}::timestamptz where name = 'sessions'`
+          : sql`delete from derived_state where name = 'sessions'`,
+      );
+    }
   });
 
   it("is degraded while a migration of this version is not applied", async () => {
