@@ -1,10 +1,11 @@
 import { openDatabase } from "./db/client";
 import type { Bindings } from "./env";
-import { refreshDerivedUnlessRunning } from "./queries/derived";
+import { refreshFamiliesUnlessRunning } from "./queries/derived";
 
 /**
- * Cron trigger: fold newly written events into the derived tables, unless a run is already under
- * way (a busy project's run can outlast the minute); the next trigger then folds them.
+ * Cron trigger: fold newly written events into the derived tables, the session and the event
+ * family at once on two connections, each unless a run of it is already under way (a busy
+ * project's run can outlast the minute); the next trigger then folds them.
  */
 export async function runScheduled(
   _controller: ScheduledController,
@@ -13,11 +14,16 @@ export async function runScheduled(
 ): Promise<void> {
   const database = openDatabase(env);
   try {
-    const touched = await refreshDerivedUnlessRunning(database.db);
+    const { sessionsRecomputed, eventsFolded } = await refreshFamiliesUnlessRunning(database.db);
     console.log(
-      touched === undefined
-        ? "refresh_derived: skipped, another run is under way"
-        : `refresh_derived: ${touched} sessions recomputed`,
+      sessionsRecomputed === undefined
+        ? "refresh_derived: sessions skipped, another run is under way"
+        : `refresh_derived: ${sessionsRecomputed} sessions recomputed`,
+    );
+    console.log(
+      eventsFolded
+        ? "refresh_derived: events folded"
+        : "refresh_derived: events skipped, another run is under way",
     );
   } finally {
     ctx.waitUntil(database.close());

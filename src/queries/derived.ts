@@ -4,14 +4,14 @@ import type { Database } from "../db/client";
 /**
  * Runs one refresh routine in its own transaction with no statement timeout: a bulk run may take
  * minutes, and a session setting left on a pooled server connection by an API client must not
- * cancel it. The routine returns the sessions it recomputed, or NULL when it ran nothing.
+ * cancel it. The routine's one value is returned, or undefined when it is NULL (it ran nothing).
  */
-async function runRefresh(db: Database, call: SQL): Promise<number | undefined> {
+async function runRefresh(db: Database, call: SQL): Promise<number | boolean | undefined> {
   return db.transaction(async (tx) => {
     await tx.execute(sql`set local statement_timeout = 0`);
-    const result = await tx.execute<{ touched: number | null }>(sql`select ${call} as touched`);
-    const touched = result.rows[0]?.touched;
-    return touched === null || touched === undefined ? undefined : Number(touched);
+    const result = await tx.execute<{ outcome: number | boolean | null }>(sql`select ${call} as outcome`);
+    const outcome = result.rows[0]?.outcome;
+    return outcome === null || outcome === undefined ? undefined : outcome;
   });
 }
 
@@ -21,14 +21,36 @@ async function runRefresh(db: Database, call: SQL): Promise<number | undefined> 
  * waits for it, then folds what is left. Returns the number of sessions recomputed.
  */
 export async function refreshDerived(db: Database): Promise<number> {
-  return (await runRefresh(db, sql`refresh_derived()`)) ?? 0;
+  return Number((await runRefresh(db, sql`refresh_derived()`)) ?? 0);
+}
+
+/** What the cron trigger's refresh did: the sessions recomputed, and whether the events were folded. */
+export interface FamiliesRefresh {
+  /** Undefined when another run of the session family was under way, so this one skipped it. */
+  sessionsRecomputed: number | undefined;
+  /** False when another run of the event family was under way, so this one skipped it. */
+  eventsFolded: boolean;
 }
 
 /**
- * The cron trigger's refresh: as refreshDerived, but undefined at once when another run is under
- * way (src/db/routines/refresh_derived_unless_running.sql), so that runs longer than the trigger's
- * minute do not queue a waiting connection per minute; the next trigger folds what this one skipped.
+ * The cron trigger's refresh: the two families of refresh_derived() at once, each in its own
+ * transaction on its own connection (src/db/routines/refresh_session_family.sql,
+ * refresh_event_family.sql), since neither reads what the other writes. Each is skipped at once
+ * when a run of it is under way, so that runs longer than the trigger's minute do not queue a
+ * waiting connection per minute; the next trigger folds what this one skipped.
  */
-export async function refreshDerivedUnlessRunning(db: Database): Promise<number | undefined> {
-  return runRefresh(db, sql`refresh_derived_unless_running()`);
+export async function refreshFamiliesUnlessRunning(db: Database): Promise<FamiliesRefresh> {
+  // Both settle before either failure is thrown, so that the other family's transaction is not cut
+  // off by the pool closing after the trigger.
+  const [sessionsRun, eventsRun] = await Promise.allSettled([
+    runRefresh(db, sql`refresh_session_family(false)`),
+    runRefresh(db, sql`refresh_event_family(false)`),
+  ]);
+  if (sessionsRun.status === "rejected") throw sessionsRun.reason;
+  if (eventsRun.status === "rejected") throw eventsRun.reason;
+  const [sessions, events] = [sessionsRun.value, eventsRun.value];
+  return {
+    sessionsRecomputed: sessions === undefined ? undefined : Number(sessions),
+    eventsFolded: events === true,
+  };
 }

@@ -57,7 +57,7 @@ describe("cron trigger", () => {
     expect(after[0]).toMatchObject(session.expected);
   });
 
-  it("skips at once while another run holds the refresh lock, and the next trigger folds what it skipped", async () => {
+  it("skips the sessions at once while another run holds their lock, and the next trigger folds what it skipped", async () => {
     const projectId = uniqueId("cron-busy");
     const start = Date.UTC(2026, 5, 2, 9, 0, 0);
     const session = await unfoldedSession(projectId, start, 30_000);
@@ -73,7 +73,8 @@ describe("cron trigger", () => {
         ]);
       });
       expect(outcome).toBe("returned");
-      expect(log).toHaveBeenCalledWith("refresh_derived: skipped, another run is under way");
+      expect(log).toHaveBeenCalledWith("refresh_derived: sessions skipped, another run is under way");
+      expect(log).toHaveBeenCalledWith("refresh_derived: events folded");
       expect(await session.folded()).toHaveLength(0);
 
       log.mockClear();
@@ -87,5 +88,73 @@ describe("cron trigger", () => {
     const after = await session.folded();
     expect(after).toHaveLength(1);
     expect(after[0]).toMatchObject(session.expected);
+  });
+
+  /**
+   * Holds the advisory lock `lock` (one a family takes while it runs) in a transaction, fires the
+   * trigger, and waits up to 10 s for `done` while the lock is held: whether it came true, and
+   * whether the trigger was then still waiting. The trigger ends once the lock is let go.
+   */
+  async function whileHeld(lock: string, scheduledTime: number, done: () => Promise<boolean>) {
+    const { seen, cron } = await database.db.transaction(async (tx) => {
+      await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${lock}))`);
+      const cron = triggerCron(scheduledTime).then(() => "returned");
+      let came = await done();
+      for (const deadline = Date.now() + 10_000; !came && Date.now() < deadline; ) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        came = await done();
+      }
+      const pause = new Promise((resolve) => setTimeout(() => resolve("waiting"), 200));
+      return { seen: { came, trigger: await Promise.race([cron, pause]) }, cron };
+    });
+    expect(await cron).toBe("returned");
+    return seen;
+  }
+
+  it("runs the two families at once: either is folded while the other waits", async () => {
+    const start = Date.UTC(2026, 5, 3, 9, 0, 0);
+    // The event family waits for the catalogue's lock, taken after the event rollups.
+    const session = await unfoldedSession(uniqueId("cron-families"), start, 45_000);
+    expect(
+      await whileHeld("refresh_catalogue", start, async () => (await session.folded()).length > 0),
+    ).toEqual({
+      came: true,
+      trigger: "waiting",
+    });
+    expect((await session.folded())[0]).toMatchObject(session.expected);
+
+    // The session family waits for the profile summaries' lock, taken after the session rollups;
+    // the event family's last step records a new run.
+    const activityRun = async () =>
+      (
+        await database.db.select().from(derivedState).where(eq(derivedState.name, "activity"))
+      )[0]?.lastRunAt?.getTime();
+    const before = await activityRun();
+    const eventsFolded = async () => (await activityRun()) !== before;
+    const later = await unfoldedSession(uniqueId("cron-families"), start + 3_600_000, 20_000);
+    expect(await whileHeld("refresh_profile_summaries", start + 60_000, eventsFolded)).toEqual({
+      came: true,
+      trigger: "waiting",
+    });
+    expect(await later.folded()).toHaveLength(1);
+  });
+
+  it("skips the events at once while another run holds their lock, and still folds the sessions", async () => {
+    const start = Date.UTC(2026, 5, 4, 9, 0, 0);
+    const session = await unfoldedSession(uniqueId("cron-events-busy"), start, 20_000);
+    const log = vi.spyOn(console, "log");
+    try {
+      await database.db.transaction(async (tx) => {
+        await tx.execute(sql`select pg_advisory_xact_lock(hashtext('refresh_event_rollups'))`);
+        await triggerCron(start);
+      });
+      expect(log).toHaveBeenCalledWith("refresh_derived: events skipped, another run is under way");
+      expect(log).toHaveBeenCalledWith(
+        expect.stringMatching(/^refresh_derived: [1-9]\d* sessions recomputed$/),
+      );
+    } finally {
+      log.mockRestore();
+    }
+    expect((await session.folded())[0]).toMatchObject(session.expected);
   });
 });

@@ -1,6 +1,6 @@
 -- refresh_catalogue(next_xid, tracked): the discovery catalogue (src/db/schema/catalogue.ts) from
 -- the events whose ingest_xid lies between its watermark derived_state('catalogue') and next_xid,
--- the snapshot xmin refresh_derived (src/db/routines/refresh_derived.sql) took first. Events never
+-- the snapshot xmin refresh_event_family (src/db/routines/refresh_event_family.sql) took first. Events never
 -- change once stored, so a run adds what the new events carry: per event name its count and its
 -- first and last time; per name and key (each column of contract A1 by its name, and each
 -- flattened property as `properties.<key>`, set values only) the events that set it; per name,

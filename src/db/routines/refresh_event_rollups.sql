@@ -2,9 +2,10 @@
 -- reads, per project, hour and event name ('' dimension) and per value of each breakdown column;
 -- it has refresh_event_pair_rollups add the same events into the rows per local day and pair of
 -- values (event_pair_rollups), which answer a chart filtered on one column and split by another.
--- refresh_derived (src/db/routines/refresh_derived.sql) calls it in the same transaction as
--- refresh_session_rollups, with the snapshot xmin it took first; the seed's loader also calls it
--- on a connection of its own, beside refresh_derived().
+-- refresh_event_family (src/db/routines/refresh_event_family.sql) calls it with the snapshot xmin
+-- it took first, beside the session family (at once on another connection, or before it in
+-- refresh_derived()); the seed's loader also calls it on a connection of its own, beside
+-- refresh_derived().
 --
 -- Unlike sessions, the event rollups have an exact watermark: an hour's rows hold exactly the
 -- events of that hour whose ingest_xid is below derived_state('event_rollups'). Every transaction

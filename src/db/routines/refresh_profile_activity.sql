@@ -1,7 +1,7 @@
 -- refresh_profile_activity(next_xid): the per-profile local days and their aggregates
 -- (profile_days, active_user_days, retention_weeks; src/db/schema/profile-activity.ts) from the
 -- events whose ingest_xid lies between its watermark derived_state('activity') and next_xid, the
--- snapshot xmin refresh_derived (src/db/routines/refresh_derived.sql) took first.
+-- snapshot xmin refresh_event_family (src/db/routines/refresh_event_family.sql) took first.
 --
 -- The new events are counted per (project, profile, local day of the project's timezone) and
 -- added to profile_days. The aggregates depend on each profile's whole sequence of days (the gap

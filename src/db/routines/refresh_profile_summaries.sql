@@ -1,8 +1,8 @@
 -- refresh_profile_summaries(next_xid, sessions_rebuilt): the profile summaries
 -- (src/db/schema/profile-summaries.ts) from the events whose ingest_xid lies between its watermark
--- derived_state('profiles') and next_xid, the snapshot xmin refresh_derived
--- (src/db/routines/refresh_derived.sql) took first, after the session family has run in the same
--- transaction. Events never change once stored, so a run merges what the new events carry: the
+-- derived_state('profiles') and next_xid, the snapshot xmin refresh_session_family
+-- (src/db/routines/refresh_session_family.sql) took first, after the session rollups have run in
+-- the same transaction. Events never change once stored, so a run merges what the new events carry: the
 -- earliest and latest time (the latest event, ties broken by id, gives the last-known attributes),
 -- whether one was identified and the latest that was, and their count. Session counts are recounted, through the
 -- (project_id, profile_id, started_at) index of sessions, for the profiles whose sessions this run

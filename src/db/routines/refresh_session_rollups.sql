@@ -11,8 +11,9 @@
 -- src/db/routines/refresh_entry_exit_rollups.sql) and the bit strings per day over its sessions
 -- (refresh_session_bits, src/db/routines/refresh_session_bits.sql), so both
 -- query paths always see the same data. It returns the number of sessions it wrote.
--- refresh_derived (src/db/routines/refresh_derived.sql) calls it, and the one-run-at-a-time lock
--- taken here bears that entry point's name.
+-- refresh_session_family (src/db/routines/refresh_session_family.sql) calls it, and the
+-- one-run-at-a-time lock taken here bears the name of the entry point refresh_derived()
+-- (src/db/routines/refresh_derived.sql).
 --
 -- It is the only writer of `sessions`. It is incremental (it recomputes only the sessions that
 -- received events since its last run) and idempotent (a session is always recomputed from all of
