@@ -2,15 +2,16 @@
  * `npm run bench:refresh`: what the derived data costs to keep (issue 15, deliverable 5).
  *
  *   npm run bench:refresh -- [--source <db>] [--rate <events/s>] [--minutes <n>] [--lead <n>]
- *     [--interval <n>|follow] [--keep]
+ *     [--interval <n>|follow] [--serial] [--keep]
  *
  * Copies a loaded benchmark database (default `bench_10000000_90_1`, see `npm run bench`), then
  * replays a sustained ingest on the copy: `--minutes` minutes (default 10) of demo traffic at
  * `--rate` events per second (default 1,000), generated after the data set's end and inserted one
- * minute at a time, each minute followed by the cron's `refresh_derived()` (`--interval n`: n minutes
- * between runs; `--interval follow`: as the cron trigger schedules them, which skips a minute while a
- * run is under way, so a run folds the whole minutes its predecessor took, at least one; see
- * src/db/routines/refresh_derived_unless_running.sql). Sessions run across
+ * minute at a time, each minute followed by a run as the cron trigger makes it: the session and the
+ * event family of `refresh_derived()` at once, on two connections (src/queries/derived.ts;
+ * `--serial`: `refresh_derived()` on one). `--interval n`: n minutes between runs; `--interval
+ * follow`: as the cron trigger schedules them, which skips a family while a run of it is under way,
+ * so a run folds the whole minutes its predecessor took, at least one. Sessions run across
  * minutes as they do in live traffic, so every refresh also revisits sessions an earlier one saw.
  * Before the timed minutes, `--lead` minutes (default 30) of the same traffic are inserted and
  * refreshed untimed, so that the timed ones meet the running sessions of a steady state; the
@@ -43,6 +44,8 @@ interface RefreshCostOptions {
   lead: number;
   /** Minutes of traffic each run folds, or "follow": the minutes the previous run took, rounded up. */
   interval: number | "follow";
+  /** refresh_derived() on one connection, rather than its two families at once as the cron runs them. */
+  serial: boolean;
   keep: boolean;
   adminUrl: string;
 }
@@ -54,6 +57,7 @@ function parseOptions(argv: readonly string[]): RefreshCostOptions {
     minutes: 10,
     lead: 30,
     interval: 1,
+    serial: false,
     keep: false,
     adminUrl: process.env.BENCH_ADMIN_URL?.trim() || "postgres://postgres@127.0.0.1:5432/postgres",
   };
@@ -71,7 +75,8 @@ function parseOptions(argv: readonly string[]): RefreshCostOptions {
     else if (flag === "--interval") {
       const interval = value();
       options.interval = interval === "follow" ? "follow" : Number(interval);
-    } else if (flag === "--keep") options.keep = true;
+    } else if (flag === "--serial") options.serial = true;
+    else if (flag === "--keep") options.keep = true;
     else throw new Error(`unknown argument ${flag}`);
   }
   if (!/^[a-z_][a-z0-9_]{0,50}$/.test(options.source)) throw new Error("--source must be a database name");
@@ -110,6 +115,21 @@ async function walWritten(client: pg.Client, from: string): Promise<number> {
     [from],
   );
   return Number(rows[0]?.bytes ?? 0);
+}
+
+/**
+ * One run as the cron trigger makes it (src/queries/derived.ts): the session family on `client` and
+ * the event family on `eventClient` at once; with `serial`, refresh_derived() on `client` alone.
+ */
+async function refreshRun(client: pg.Client, eventClient: pg.Client, serial: boolean): Promise<void> {
+  if (serial) {
+    await client.query("SELECT refresh_derived()");
+    return;
+  }
+  await Promise.all([
+    client.query("SELECT refresh_session_family(true)"),
+    eventClient.query("SELECT refresh_event_family(true)"),
+  ]);
 }
 
 /** The median of some run times (nearest rank, as the benchmark's cells). */
@@ -212,31 +232,37 @@ async function main(): Promise<void> {
         walBytes: number;
         routines: Map<string, number>;
       }[] = [];
-      for (let folded = 0; folded < options.minutes; ) {
-        const previous = runs.at(-1);
-        const wanted =
-          options.interval !== "follow"
-            ? options.interval
-            : Math.max(1, Math.ceil((previous?.refreshMs ?? 0) / MINUTE));
-        const minutes = Math.min(wanted, options.minutes - folded);
-        const insertStart = performance.now();
-        const inserted = await insertBetween(start + folded * MINUTE, start + (folded + minutes) * MINUTE);
-        folded += minutes;
-        const insertMs = performance.now() - insertStart;
-        const walBefore = await walPosition(client);
-        const refreshStart = performance.now();
-        await client.query("SELECT refresh_derived()");
-        const refreshMs = performance.now() - refreshStart;
-        const walBytes = await walWritten(client, walBefore);
-        const after = await functionTimes(client);
-        const routines = new Map([...after].map(([name, total]) => [name, total - (before.get(name) ?? 0)]));
-        before = after;
-        runs.push({ minutes, events: inserted.rowCount ?? 0, insertMs, refreshMs, walBytes, routines });
-        log(
-          `run ${runs.length} (${minutes} min, to minute ${folded}): ${inserted.rowCount} events, ` +
-            `refresh ${seconds(refreshMs)}, WAL ${megabytes(walBytes)}`,
-        );
-      }
+      // The event family's connection (a run as the cron makes it), opened before the timed runs.
+      await withClient(url, async (eventClient) => {
+        await eventClient.query("SET track_functions = 'pl'");
+        for (let folded = 0; folded < options.minutes; ) {
+          const previous = runs.at(-1);
+          const wanted =
+            options.interval !== "follow"
+              ? options.interval
+              : Math.max(1, Math.ceil((previous?.refreshMs ?? 0) / MINUTE));
+          const minutes = Math.min(wanted, options.minutes - folded);
+          const insertStart = performance.now();
+          const inserted = await insertBetween(start + folded * MINUTE, start + (folded + minutes) * MINUTE);
+          folded += minutes;
+          const insertMs = performance.now() - insertStart;
+          const walBefore = await walPosition(client);
+          const refreshStart = performance.now();
+          await refreshRun(client, eventClient, options.serial);
+          const refreshMs = performance.now() - refreshStart;
+          const walBytes = await walWritten(client, walBefore);
+          const after = await functionTimes(client);
+          const routines = new Map(
+            [...after].map(([name, total]) => [name, total - (before.get(name) ?? 0)]),
+          );
+          before = after;
+          runs.push({ minutes, events: inserted.rowCount ?? 0, insertMs, refreshMs, walBytes, routines });
+          log(
+            `run ${runs.length} (${minutes} min, to minute ${folded}): ${inserted.rowCount} events, ` +
+              `refresh ${seconds(refreshMs)}, WAL ${megabytes(walBytes)}`,
+          );
+        }
+      });
       const refresh = runs.map((run) => run.refreshMs);
       // What a minute of traffic costs to fold: under 60 s the runs keep up with the ingest.
       const perMinuteOfTraffic = runs.map((run) => run.refreshMs / run.minutes);
@@ -248,6 +274,8 @@ async function main(): Promise<void> {
         .map((name) => ({ name, times: runs.map((run) => run.routines.get(name) ?? 0) }))
         .filter((routine) => routine.times.some((t) => t > 0))
         .sort((a, b) => median(b.times) - median(a.times));
+      // What a run is: the cron's two families at once, or refresh_derived() on one connection.
+      const runName = options.serial ? "refresh_derived()" : "a run (the session and event families at once)";
       lines.push(
         `Sustained ingest on a copy of \`${options.source}\`: ${options.minutes} minutes at ` +
           `${options.rate.toLocaleString("en-US")} events/s (${perMinute.toLocaleString("en-US")} a minute, ` +
@@ -256,16 +284,19 @@ async function main(): Promise<void> {
             ? "each run's traffic the whole minutes the run before took (at least one), as the cron trigger " +
               "schedules runs that outlast its minute,"
             : `${options.interval === 1 ? "each minute" : `every ${options.interval} minutes`}`) +
-          " inserted in one statement and followed by `refresh_derived()`, " +
+          (options.serial
+            ? " inserted in one statement and followed by `refresh_derived()` on one connection, "
+            : " inserted in one statement and followed by a run as the cron trigger makes it: " +
+              "`refresh_session_family()` and `refresh_event_family()` at once on two connections, ") +
           `after a lead-in of ${options.lead} minutes of the same traffic inserted and refreshed untimed.`,
         "",
         "| | p50 | max |",
         "|---|--:|--:|",
-        `| refresh_derived() per run (target < 10 s) | ${seconds(median(refresh))} | ${seconds(Math.max(...refresh))} |`,
-        `| refresh_derived() per minute of traffic (the runs keep up below 60 s) | ${seconds(median(perMinuteOfTraffic))} | ${seconds(Math.max(...perMinuteOfTraffic))} |`,
+        `| ${runName} (target < 10 s) | ${seconds(median(refresh))} | ${seconds(Math.max(...refresh))} |`,
+        `| ${runName} per minute of traffic (the runs keep up below 60 s) | ${seconds(median(perMinuteOfTraffic))} | ${seconds(Math.max(...perMinuteOfTraffic))} |`,
         `| an event's wait to be folded, at most (the run's minutes and its time) | ${seconds(median(lags))} | ${seconds(Math.max(...lags))} |`,
         `| the run's insert | ${seconds(median(inserts))} | ${seconds(Math.max(...inserts))} |`,
-        `| WAL written by refresh_derived() (the server's, as the run saw it) | ${megabytes(median(wal))} | ${megabytes(Math.max(...wal))} |`,
+        `| WAL written by the run (the server's, as the run saw it) | ${megabytes(median(wal))} | ${megabytes(Math.max(...wal))} |`,
         ...names.map(
           (routine) =>
             `| \`${routine.name}\` (total time, nested calls included) | ${seconds(median(routine.times))} | ${seconds(Math.max(...routine.times))} |`,
