@@ -33,9 +33,10 @@ export interface DerivedRefreshAge {
 }
 
 /**
- * The last run of `refresh_derived()` (the session family's row of derived_state, which every run
- * stamps with `now()`, the start of its transaction) and its age; both null before the
- * first run or on a database without the table.
+ * The last run of the refresh's session family (its row of derived_state, which every run stamps
+ * with `now()`, the start of its transaction, whether called by `refresh_derived()` or the cron)
+ * and its age; both null before the first run or on a database without the table. The event
+ * family's rows are stamped only by runs that found new events, so an idle project would age them.
  */
 export async function derivedRefreshAge(db: Database): Promise<DerivedRefreshAge> {
   try {
