@@ -168,8 +168,9 @@ $fn$;
 -- - refresh_profile_activity (src/db/routines/refresh_profile_activity.sql): each profile's local
 --   days and the active-user and retention aggregates.
 -- It reads and writes none of the session family's tables (src/db/routines/refresh_session_family.sql),
--- so the two can run at once on two connections (a fifth of a run's time at 1,000 events/s,
--- docs/design/billion-events.md). Returns true once it ran. With `wait` it waits for a run under
+-- so the two can run at once on two connections, as the cron trigger runs them (src/queries/derived.ts;
+-- at 1,000 events/s a run then takes a fifth to a quarter less time, docs/design/billion-events.md).
+-- Returns true once it ran. With `wait` it waits for a run under
 -- way; without, it returns NULL at once, folding nothing, while another run holds the event
 -- rollups' lock.
 CREATE OR REPLACE FUNCTION refresh_event_family(wait boolean) RETURNS boolean
