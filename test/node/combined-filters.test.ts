@@ -5,6 +5,7 @@ import { BREAKDOWN_DIMENSIONS } from "../../src/lib/dimensions";
 import { assertValidRegexes } from "../../src/queries/filter-conditions";
 import { sessionBreakdown } from "../../src/queries/insights/breakdowns";
 import { sessionMetrics } from "../../src/queries/insights/metrics";
+import { dayParts } from "../../src/queries/insights/day-parts";
 import { bitStringFilters, type SessionScope } from "../../src/queries/insights/model";
 import { PERFORMANCE_SORTS, pagePerformance } from "../../src/queries/insights/page-performance";
 import { topPages } from "../../src/queries/insights/pages";
@@ -28,7 +29,9 @@ afterAll(() => database.close());
 
 const DAY = 86_400_000;
 const FROM = Date.UTC(2026, 5, 1);
-const TO = FROM + 7 * DAY;
+// Two weeks: long enough that the slices are summed in two parts of the window's days at once
+// (day-parts.ts), which the first test below holds.
+const TO = FROM + 14 * DAY;
 const ALL_ROWS = { offset: 0, limit: 1_000 };
 
 const projectId = uniqueId("combined-filters");
@@ -166,6 +169,11 @@ describe("which filters the bit strings answer", () => {
     // A window that cuts a day is answered exactly.
     const cut = await scopeOf(COMBINATIONS[0]?.[1] ?? [], true, { start: FROM + 3_600_000, end: TO });
     expect(await bitStringsCover(database.db, cut, [])).toBe(false);
+    // The window's slices are summed in two parts of its days, so every comparison below covers both.
+    expect(dayParts({ start: FROM, end: TO }, "UTC")).toEqual([
+      { start: FROM, end: FROM + 7 * DAY },
+      { start: FROM + 7 * DAY, end: TO },
+    ]);
   });
 });
 

@@ -38,7 +38,7 @@ export async function sessionBreakdown(
   const combined = bitStringFilters(scope);
   if (combined && (await bitStringsCover(db, scope, []))) {
     // The rows are the page already (and one more); ranked again, from their start.
-    const rows = maskedBreakdownRows(scope, combined, dimension, page);
+    const rows = await maskedBreakdownRows(db, scope, combined, dimension, page);
     return rankedBreakdown(db, rows, withPrefix, { offset: 0, limit: page.limit });
   }
   return exactBreakdown(db, scope, dimension, page);

@@ -1,7 +1,9 @@
 import { type AnyColumn, type SQL, sql } from "drizzle-orm";
+import type { Database } from "../../db/client";
 import { pageDayBits, pageDayRollups, pageDaySlices } from "../../db/schema";
 import { rankOrder } from "../sql-helpers";
-import type { BitStringFilter, Page, SessionScope } from "./model";
+import { rowsOfDayParts, textColumns } from "./day-parts";
+import type { BitStringFilter, Page, SessionScope, TimeWindow } from "./model";
 import { countedWithinBounds, dayMasks, slicedSum } from "./session-masks";
 
 /**
@@ -61,48 +63,96 @@ function countedPages(scope: SessionScope, page?: Page): SQL {
     ${countedWithinBounds(countedOf, sql`origin, path`, page)}`;
 }
 
-/**
- * The matching sessions' page rows (title, origin, path, sessions, pageviews, bounces, duration_ms,
- * timed_views), one per page. With `page`, the pages are ranked by their matching sessions first
- * (one AND and count per page and day, of the pages that can reach it: countedPages), and only
- * that page of them, one more than the page, is summed from the slices: the caller ranks these
- * rows again with offset 0. Without it, every page with a matching session is summed
- * (`/pages/performance` sorts them by any figure).
- */
-export function maskedPageRows(scope: SessionScope, filters: readonly BitStringFilter[], page?: Page): SQL {
-  const s = pageDaySlices;
+/** A ranked page: its key, the title of its matching sessions and how many there are. */
+interface RankedPageKey extends Record<string, unknown> {
+  title: string | null;
+  origin: string | null;
+  path: string | null;
+  sessions: string;
+}
+
+/** The summed weight of one measure of a ranked page over the days of one part. */
+interface PageWeight extends Record<string, unknown> {
+  origin: string | null;
+  path: string | null;
+  measure: string;
+  weight: string;
+}
+
+/** The pages of the window with a matching session, ranked and cut to `page` and one row more. */
+function rankedPagesStatement(scope: SessionScope, filters: readonly BitStringFilter[], page?: Page): SQL {
   const count = sql`sum(sessions)`;
   const cut =
     page === undefined
       ? sql``
       : sql`order by ${sql.join(rankOrder(count, sql`path`, sql`origin`), sql`, `)} limit ${page.limit + 1} offset ${page.offset}`;
-  const weight = (measure: string) => sql`coalesce(sum(w.weight) filter (where w.measure = ${measure}), 0)`;
-  return sql`(
+  return sql`
     with masks as materialized (${dayMasks(scope, filters, scope.window)}),
     -- Materialized: flattened into the ranking, its strings would be sorted before they are counted.
-    ${countedPages(scope, page)},
-    ranked as materialized (
-      -- A session has one title per page: the greatest of the matching sessions' is that of a string with a match.
-      select origin, path, max(title) filter (where sessions > 0) as title, ${count} as sessions
-      from counted group by origin, path having ${count} > 0
-      ${cut}
-    ),
-    -- Per ranked page and day, its slices by index, each ANDed and counted where it is read:
-    -- joined and grouped over the window, the strings were sorted to disk first.
-    weights as (
-      select r.origin, r.path, w.measure, sum(w.weight) as weight
-      from ranked r cross join masks m cross join lateral (
-        select ${s.measure} as measure, ${slicedSum(sql`m.mask`, s.slice, s.sessions)} as weight
-        from ${s}
-        where ${s.projectId} = ${scope.projectId} and ${s.day} = m.day and ${s.block} = m.block
-          and ${samePage(s, RANKED)}
-        group by ${s.measure}
-      ) as w
-      group by r.origin, r.path, w.measure
-    )
-    select r.title, r.origin, r.path, r.sessions, r.sessions + ${weight("repeat_views")} as pageviews,
-      ${weight("bounce")} as bounces, ${weight("duration_ms")} as duration_ms, ${weight("timed_views")} as timed_views
-    from ranked r left join weights w on ${samePage({ origin: sql`w.origin`, path: sql`w.path` }, RANKED)}
+    ${countedPages(scope, page)}
+    -- A session has one title per page: the greatest of the matching sessions' is that of a string with a match.
+    select origin, path, max(title) filter (where sessions > 0) as title, ${count} as sessions
+    from counted group by origin, path having ${count} > 0
+    ${cut}`;
+}
+
+/**
+ * The ranked pages' weights over the days of `part`: per ranked page and day, its slices by index,
+ * each ANDed with the day's mask and counted where it is read (joined and grouped over the window,
+ * the strings were sorted to disk first).
+ */
+function pageWeightsStatement(
+  scope: SessionScope,
+  filters: readonly BitStringFilter[],
+  part: TimeWindow,
+  ranked: readonly RankedPageKey[],
+): SQL {
+  const s = pageDaySlices;
+  return sql`
+    with masks as materialized (${dayMasks(scope, filters, part)})
+    select r.origin, r.path, w.measure, sum(w.weight) as weight
+    from ${textColumns(ranked, ["origin", "path"])} as r(origin, path)
+    cross join masks m cross join lateral (
+      select ${s.measure} as measure, ${slicedSum(sql`m.mask`, s.slice, s.sessions)} as weight
+      from ${s}
+      where ${s.projectId} = ${scope.projectId} and ${s.day} = m.day and ${s.block} = m.block
+        and ${samePage(s, RANKED)}
+      group by ${s.measure}
+    ) as w
+    group by r.origin, r.path, w.measure`;
+}
+
+/**
+ * The matching sessions' page rows (title, origin, path, sessions, pageviews, bounces, duration_ms,
+ * timed_views), one per page, as a FROM item. With `page`, the pages are ranked by their matching
+ * sessions first (one AND and count per page and day, of the pages that can reach it:
+ * countedPages), and only that page of them, one more than the page, is summed from the slices:
+ * the caller ranks these rows again with offset 0. Without it, every page with a matching session
+ * is summed (`/pages/performance` sorts them by any figure). The sums are read in parts of the
+ * window's days at once (day-parts.ts).
+ */
+export async function maskedPageRows(
+  db: Database,
+  scope: SessionScope,
+  filters: readonly BitStringFilter[],
+  page?: Page,
+): Promise<SQL> {
+  const ranked = (await db.execute<RankedPageKey>(rankedPagesStatement(scope, filters, page))).rows;
+  const weights =
+    ranked.length === 0
+      ? []
+      : await rowsOfDayParts<PageWeight>(db, scope, (part) =>
+          pageWeightsStatement(scope, filters, part, ranked),
+        );
+  const weight = (measure: string) =>
+    sql`coalesce(sum(w.weight::numeric) filter (where w.measure = ${measure}), 0)`;
+  return sql`(
+    select r.title, r.origin, r.path, r.sessions::numeric as sessions,
+      r.sessions::numeric + ${weight("repeat_views")} as pageviews, ${weight("bounce")} as bounces,
+      ${weight("duration_ms")} as duration_ms, ${weight("timed_views")} as timed_views
+    from ${textColumns(ranked, ["title", "origin", "path", "sessions"])} as r(title, origin, path, sessions)
+    left join ${textColumns(weights, ["origin", "path", "measure", "weight"])} as w(origin, path, measure, weight)
+      on ${samePage({ origin: sql`w.origin`, path: sql`w.path` }, RANKED)}
     group by r.title, r.origin, r.path, r.sessions
   ) as rows`;
 }

@@ -26,7 +26,7 @@ export async function pageRowsOf(db: Database, scope: SessionScope): Promise<SQL
   const filter = dayRollupsFilter(scope);
   if (!filter) {
     const combined = bitStringFilters(scope);
-    if (combined && (await bitStringsCover(db, scope, []))) return maskedPageRows(scope, combined);
+    if (combined && (await bitStringsCover(db, scope, []))) return maskedPageRows(db, scope, combined);
     return sql`(${sessionPageRows(scope, scope.window)}) as rows`;
   }
   const r = pageDimensionRollups;

@@ -17,7 +17,9 @@ export async function topPages(db: Database, scope: SessionScope, page: Page): P
   const ranked =
     combined && (await bitStringsCover(db, scope, []))
       ? // The rows are the page already (and one more); ranked again, from their start.
-        rankedPages(db, maskedPageRows(scope, combined, page), { offset: 0, limit: page.limit })
+        maskedPageRows(db, scope, combined, page).then((rows) =>
+          rankedPages(db, rows, { offset: 0, limit: page.limit }),
+        )
       : pageRowsOf(db, scope).then((rows) => rankedPages(db, rows, page));
   return withPageRevenue(db, scope, ranked);
 }

@@ -4,7 +4,8 @@ import { sessionDayBits, sessionDayRollups, sessionDaySlices } from "../../db/sc
 import type { BreakdownDimension } from "../../lib/dimensions";
 import { rankOrder } from "../sql-helpers";
 import { combinedVisitors } from "./combined-visitors";
-import type { BitStringFilter, MetricsAnswer, Page, SessionScope } from "./model";
+import { rowsOfDayParts, textColumns } from "./day-parts";
+import type { BitStringFilter, MetricsAnswer, Page, SessionScope, TimeWindow } from "./model";
 import { summedSessionMetrics, withVisitors } from "./rollups";
 import { countedWithinBounds, dayMasks, slicedSum, sliceWeight } from "./session-masks";
 
@@ -61,33 +62,40 @@ export function maskedDayRows(scope: SessionScope, filters: readonly BitStringFi
   ) as units`;
 }
 
+/** A ranked value of a breakdown: its name, prefix and matching sessions. */
+interface RankedValue extends Record<string, unknown> {
+  name: string | null;
+  prefix: string | null;
+  sessions: string;
+}
+
+/** The summed weight of one measure of a ranked value over the days of one part. */
+interface ValueWeight extends Record<string, unknown> {
+  name: string | null;
+  prefix: string | null;
+  measure: string;
+  weight: string;
+}
+
 /**
- * A breakdown of the matching sessions by `dimension`, as session rollup rows of the page's values
- * only: the values are ranked by their matching sessions first (one AND and count per day and
- * value), and only the page's values, one more than the page, are summed from the slices. The
- * caller ranks these rows again (they are already the page) with offset 0.
+ * The values of `dimension` with a matching session in the window, ranked and cut to `page` and
+ * one row more.
  *
  * Not every value is counted. A value matches no more sessions than it has in the window (its
  * bound, from the day rollups). The values of the largest bounds are counted first; among them,
  * the count at the page's last place (offset + limit + 1) is at most the true one there, so a
  * value whose bound is below it cannot reach the page and its strings are never ANDed. A
  * dimension of thousands of values (cities) counts tens of them, not all.
- *
- * Each string is read once per request where it can be: a day's strings of the dimension are one
- * range of the day index, then read again only for the page's values; each day's slices are
- * detoasted once into arrays that the page's values walk.
  */
-export function maskedBreakdownRows(
+function rankedValuesStatement(
   scope: SessionScope,
   filters: readonly BitStringFilter[],
   dimension: BreakdownDimension,
   page: Page,
 ): SQL {
   const v = sessionDayBits;
-  const s = sessionDaySlices;
   const r = sessionDayRollups;
   const count = sql`sum(sessions)`;
-  const weight = (measure: string) => sql`coalesce(sum(w.weight) filter (where w.measure = ${measure}), 0)`;
   // The matching sessions per day of the values of `bounds` that `which` keeps: a day's strings of
   // the dimension are one range of the day index, and only the kept values' are ANDed. The test is
   // a hashed subplan (kept from being pulled up into a join by the coalesce): as a join, Postgres
@@ -99,7 +107,7 @@ export function maskedBreakdownRows(
         and ${v.dimension} = ${dimension}
       where coalesce((coalesce(${v.name}, ''), coalesce(${v.prefix}, '')) in (
         select coalesce(b.name, ''), coalesce(b.prefix, '') from bounds b where ${which}), false)`;
-  return sql`(
+  return sql`
     with masks as materialized (${dayMasks(scope, filters, scope.window)}),
     -- No value matches more sessions than it has in the window (the day rollups, no string read).
     bounds as materialized (
@@ -112,43 +120,85 @@ export function maskedBreakdownRows(
       ) as per_value
     ),
     -- Materialized: flattened into the ranking, its strings would be sorted before they are counted.
-    ${countedWithinBounds(countedOf, sql`name, prefix`, page)},
-    ranked as materialized (
-      select name, prefix, ${count} as sessions from counted
-      group by name, prefix having ${count} > 0
-      order by ${sql.join(rankOrder(count, sql`name`, sql`prefix`), sql`, `)}
-      limit ${page.limit + 1} offset ${page.offset}
-    ),
-    -- Per day, the page's values' matching sessions against each slice of the day. The day's slices
-    -- are read once into arrays (detoasted once) that every value's strings then walk: joined as
-    -- rows, every slice was fetched from TOAST again for every value (7 µs an AND at 10M events).
-    weights as (
-      select w.name, w.prefix, w.measure, sum(w.weight) as weight
-      from masks m
-      cross join lateral (
-        select array_agg(${s.sessions}) as strings, array_agg(${s.slice}) as slices, array_agg(${s.measure}) as measures
-        from ${s} where ${s.projectId} = ${scope.projectId} and ${s.day} = m.day and ${s.block} = m.block
-      ) as day_slices
-      cross join lateral (
-        select h.name, h.prefix, u.measure, ${sliceWeight(sql`h.hit`, sql`u.slice`, sql`u.strings`)} as weight
-        from (
-          select ${v.name} as name, ${v.prefix} as prefix, m.mask & ${v.sessions} as hit
-          from ${v} join ranked r on ${sameValue(v, "r")}
-          where ${v.projectId} = ${scope.projectId} and ${v.day} = m.day and ${v.block} = m.block
-            and ${v.dimension} = ${dimension}
-          offset 0
-        ) as h
-        cross join lateral unnest(day_slices.strings, day_slices.slices, day_slices.measures) as u(strings, slice, measure)
-        -- Fences (here and on each value's string): pulled up, each AND was computed again for every
-        -- slice, and the weights after a sort that carried the strings.
+    ${countedWithinBounds(countedOf, sql`name, prefix`, page)}
+    select name, prefix, ${count} as sessions from counted
+    group by name, prefix having ${count} > 0
+    order by ${sql.join(rankOrder(count, sql`name`, sql`prefix`), sql`, `)}
+    limit ${page.limit + 1} offset ${page.offset}`;
+}
+
+/**
+ * The ranked values' weights over the days of `part`: per day, the values' matching sessions
+ * against each slice of the day. The day's slices are read once into arrays (detoasted once) that
+ * every value's strings then walk: joined as rows, every slice was fetched from TOAST again for
+ * every value (7 µs an AND at 10M events).
+ */
+function valueWeightsStatement(
+  scope: SessionScope,
+  filters: readonly BitStringFilter[],
+  dimension: BreakdownDimension,
+  part: TimeWindow,
+  ranked: readonly RankedValue[],
+): SQL {
+  const v = sessionDayBits;
+  const s = sessionDaySlices;
+  return sql`
+    with masks as materialized (${dayMasks(scope, filters, part)})
+    select w.name, w.prefix, w.measure, sum(w.weight) as weight
+    from masks m
+    cross join lateral (
+      select array_agg(${s.sessions}) as strings, array_agg(${s.slice}) as slices, array_agg(${s.measure}) as measures
+      from ${s} where ${s.projectId} = ${scope.projectId} and ${s.day} = m.day and ${s.block} = m.block
+    ) as day_slices
+    cross join lateral (
+      select h.name, h.prefix, u.measure, ${sliceWeight(sql`h.hit`, sql`u.slice`, sql`u.strings`)} as weight
+      from (
+        select ${v.name} as name, ${v.prefix} as prefix, m.mask & ${v.sessions} as hit
+        from ${v} join ${textColumns(ranked, ["name", "prefix"])} as r(name, prefix) on ${sameValue(v, "r")}
+        where ${v.projectId} = ${scope.projectId} and ${v.day} = m.day and ${v.block} = m.block
+          and ${v.dimension} = ${dimension}
         offset 0
-      ) as w
-      group by w.name, w.prefix, w.measure
-    )
-    select r.name, r.prefix, r.sessions, ${weight("bounce")} as bounces, ${weight("screen_views")} as screen_views,
-      ${weight("duration_ms")} as duration_ms, ${weight("timed")} as timed_sessions,
-      ${weight("revenue")} - ${weight("refunds")} as revenue
-    from ranked r left join weights w on ${sameValue("w", "r")}
+      ) as h
+      cross join lateral unnest(day_slices.strings, day_slices.slices, day_slices.measures) as u(strings, slice, measure)
+      -- Fences (here and on each value's string): pulled up, each AND was computed again for every
+      -- slice, and the weights after a sort that carried the strings.
+      offset 0
+    ) as w
+    group by w.name, w.prefix, w.measure`;
+}
+
+/**
+ * A breakdown of the matching sessions by `dimension`, as session rollup rows of the page's values
+ * only, a FROM item: the values are ranked by their matching sessions first (one AND and count per
+ * day and value: rankedValuesStatement), and only the page's values, one more than the page, are
+ * summed from the slices, in parts of the window's days at once (day-parts.ts). The caller ranks
+ * these rows again (they are already the page) with offset 0. Each string is read once per
+ * statement where it can be: a day's strings of the dimension are one range of the day index,
+ * then read again only for the page's values.
+ */
+export async function maskedBreakdownRows(
+  db: Database,
+  scope: SessionScope,
+  filters: readonly BitStringFilter[],
+  dimension: BreakdownDimension,
+  page: Page,
+): Promise<SQL> {
+  const ranked = (await db.execute<RankedValue>(rankedValuesStatement(scope, filters, dimension, page))).rows;
+  const weights =
+    ranked.length === 0
+      ? []
+      : await rowsOfDayParts<ValueWeight>(db, scope, (part) =>
+          valueWeightsStatement(scope, filters, dimension, part, ranked),
+        );
+  const weight = (measure: string) =>
+    sql`coalesce(sum(w.weight::numeric) filter (where w.measure = ${measure}), 0)`;
+  return sql`(
+    select r.name, r.prefix, r.sessions::numeric as sessions, ${weight("bounce")} as bounces,
+      ${weight("screen_views")} as screen_views, ${weight("duration_ms")} as duration_ms,
+      ${weight("timed")} as timed_sessions, ${weight("revenue")} - ${weight("refunds")} as revenue
+    from ${textColumns(ranked, ["name", "prefix", "sessions"])} as r(name, prefix, sessions)
+    left join ${textColumns(weights, ["name", "prefix", "measure", "weight"])} as w(name, prefix, measure, weight)
+      on ${sameValue("w", "r")}
     group by r.name, r.prefix, r.sessions
   ) as rows`;
 }
