@@ -43,7 +43,9 @@ export async function rowsOfDayParts<Row extends QueryResultRow>(
   scope: SessionScope,
   statementOf: (part: TimeWindow) => SQL,
 ) {
-  const results = await Promise.all(dayParts(scope.window, scope.projectTimezone).map((part) => db.execute<Row>(statementOf(part))));
+  const results = await Promise.all(
+    dayParts(scope.window, scope.projectTimezone).map((part) => db.execute<Row>(statementOf(part))),
+  );
   return results.flatMap((result) => result.rows);
 }
 
@@ -57,4 +59,9 @@ export function textColumns<Row extends Record<string, unknown>>(
 ): SQL {
   const arrays = columns.map((column) => sql`${sql.param(rows.map((row) => row[column] ?? null))}::text[]`);
   return sql`unnest(${sql.join(arrays, sql`, `)})`;
+}
+
+/** A measure's weight summed over the parts' rows `w` (`measure`, `weight` as text), 0 without any. */
+export function partsWeight(measure: string): SQL {
+  return sql`coalesce(sum(w.weight::numeric) filter (where w.measure = ${measure}), 0)`;
 }

@@ -2,7 +2,7 @@ import { type AnyColumn, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { pageDayBits, pageDayRollups, pageDaySlices } from "../../db/schema";
 import { rankOrder } from "../sql-helpers";
-import { rowsOfDayParts, textColumns } from "./day-parts";
+import { partsWeight, rowsOfDayParts, textColumns } from "./day-parts";
 import type { BitStringFilter, Page, SessionScope, TimeWindow } from "./model";
 import { countedWithinBounds, dayMasks, slicedSum } from "./session-masks";
 
@@ -144,12 +144,10 @@ export async function maskedPageRows(
       : await rowsOfDayParts<PageWeight>(db, scope, (part) =>
           pageWeightsStatement(scope, filters, part, ranked),
         );
-  const weight = (measure: string) =>
-    sql`coalesce(sum(w.weight::numeric) filter (where w.measure = ${measure}), 0)`;
   return sql`(
     select r.title, r.origin, r.path, r.sessions::numeric as sessions,
-      r.sessions::numeric + ${weight("repeat_views")} as pageviews, ${weight("bounce")} as bounces,
-      ${weight("duration_ms")} as duration_ms, ${weight("timed_views")} as timed_views
+      r.sessions::numeric + ${partsWeight("repeat_views")} as pageviews, ${partsWeight("bounce")} as bounces,
+      ${partsWeight("duration_ms")} as duration_ms, ${partsWeight("timed_views")} as timed_views
     from ${textColumns(ranked, ["title", "origin", "path", "sessions"])} as r(title, origin, path, sessions)
     left join ${textColumns(weights, ["origin", "path", "measure", "weight"])} as w(origin, path, measure, weight)
       on ${samePage({ origin: sql`w.origin`, path: sql`w.path` }, RANKED)}

@@ -4,7 +4,7 @@ import { sessionDayBits, sessionDayRollups, sessionDaySlices } from "../../db/sc
 import type { BreakdownDimension } from "../../lib/dimensions";
 import { rankOrder } from "../sql-helpers";
 import { combinedVisitors } from "./combined-visitors";
-import { rowsOfDayParts, textColumns } from "./day-parts";
+import { partsWeight, rowsOfDayParts, textColumns } from "./day-parts";
 import type { BitStringFilter, MetricsAnswer, Page, SessionScope, TimeWindow } from "./model";
 import { summedSessionMetrics, withVisitors } from "./rollups";
 import { countedWithinBounds, dayMasks, slicedSum, sliceWeight } from "./session-masks";
@@ -190,12 +190,10 @@ export async function maskedBreakdownRows(
       : await rowsOfDayParts<ValueWeight>(db, scope, (part) =>
           valueWeightsStatement(scope, filters, dimension, part, ranked),
         );
-  const weight = (measure: string) =>
-    sql`coalesce(sum(w.weight::numeric) filter (where w.measure = ${measure}), 0)`;
   return sql`(
-    select r.name, r.prefix, r.sessions::numeric as sessions, ${weight("bounce")} as bounces,
-      ${weight("screen_views")} as screen_views, ${weight("duration_ms")} as duration_ms,
-      ${weight("timed")} as timed_sessions, ${weight("revenue")} - ${weight("refunds")} as revenue
+    select r.name, r.prefix, r.sessions::numeric as sessions, ${partsWeight("bounce")} as bounces,
+      ${partsWeight("screen_views")} as screen_views, ${partsWeight("duration_ms")} as duration_ms,
+      ${partsWeight("timed")} as timed_sessions, ${partsWeight("revenue")} - ${partsWeight("refunds")} as revenue
     from ${textColumns(ranked, ["name", "prefix", "sessions"])} as r(name, prefix, sessions)
     left join ${textColumns(weights, ["name", "prefix", "measure", "weight"])} as w(name, prefix, measure, weight)
       on ${sameValue("w", "r")}
