@@ -1,7 +1,7 @@
 import type { QueryResultRow } from "@neondatabase/serverless";
 import { type SQL, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
-import { addLocalDays } from "../../lib/timezone";
+import { bucketStarts } from "../../lib/buckets";
 import type { SessionScope, TimeWindow } from "./model";
 
 /**
@@ -24,11 +24,8 @@ const LEAST_DAYS_PER_PART = 7;
  * as whole days make them, each at least LEAST_DAYS_PER_PART days long; a short window is one part.
  */
 export function dayParts(window: TimeWindow, timezone: string): TimeWindow[] {
-  const midnights = [window.start];
-  for (let day = addLocalDays(window.start, 1, timezone); day < window.end; ) {
-    midnights.push(day);
-    day = addLocalDays(day, 1, timezone);
-  }
+  const midnights = bucketStarts(window, "day", timezone);
+  if (midnights.length === 0) return [window];
   const parts = Math.max(1, Math.min(MOST_PARTS, Math.floor(midnights.length / LEAST_DAYS_PER_PART)));
   return Array.from({ length: parts }, (_, index) => {
     const first = Math.floor((index * midnights.length) / parts);
