@@ -478,6 +478,11 @@ describe("visitors whose sessions of a day match the filters only between them",
     expect(answered).toEqual(
       await sessionMetrics(database.db, { ...combined, rollups: false }, [FROM, FROM + DAY]),
     );
+    // One bucket of both days: C is counted wrongly on the first day and rightly on the second of
+    // the same bucket, so it counts once; A, wrong on its only day, does not.
+    const twoDays = await sessionMetrics(database.db, combined, [FROM]);
+    expect(twoDays.series.map((point) => [point.total_sessions, point.unique_visitors])).toEqual([[3, 3]]);
+    expect(twoDays).toEqual(await sessionMetrics(database.db, { ...combined, rollups: false }, [FROM]));
     // A, B, C and E have two values of a filtered dimension in a day. Without the check the strings
     // alone would count A, B, C and D on the first day and C and E on the second.
     const listed = await database.db.execute<{ ordinal: number }>(

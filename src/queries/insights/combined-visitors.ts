@@ -18,8 +18,11 @@ import type { VisitorCounts } from "./visitors";
  * a filtered dimension that day, so is listed in visitor_day_mixed with the day ordinals of its
  * sessions. A listed visitor counts on that day only if one of those sessions is in the day's
  * mask (session-masks.ts: a mask per block of day_block_bits() numbers,
- * src/db/routines/day_block_bits.sql); a visitor the strings count in a bucket on no such day is taken off
- * the bucket's count. No session is read.
+ * src/db/routines/day_block_bits.sql); a visitor the strings count in a bucket on such wrong days
+ * only is taken off the bucket's count. Each listed row is checked once, and only the visitors with
+ * a wrong day are looked up on the bucket's other days (most listed visitors have a matching
+ * session: checking every listed visitor on every day it is counted cost most of the answer). No
+ * session is read.
  */
 export async function combinedVisitors(
   db: Database,
@@ -27,7 +30,6 @@ export async function combinedVisitors(
   filters: readonly BitStringFilter[],
   buckets: number[],
 ): Promise<VisitorCounts> {
-  const window = { start: new Date(scope.window.start), end: new Date(scope.window.end) };
   const edges = timestampArray(buckets);
   const chunkOf = (ordinal: SQL | AnyPgColumn) => sql`${ordinal} / ${VISITOR_CHUNK_BITS}`;
   const counts = (ordinal: SQL | AnyPgColumn) =>
@@ -46,47 +48,51 @@ export async function combinedVisitors(
       select case when grouping(bucket) = 1 then 0 else bucket end as bucket, bit_count(bit_or(visitors)) as visitors
       from matched group by grouping sets ((bucket, chunk), (chunk))
     ),
-    suspects as (
-      select distinct ${m.ordinal} as ordinal from ${m}
-      join matched x on x.day = ${m.day}
+    -- The day's matching sessions, per block, to check the listed visitors against.
+    masks as materialized (${dayMasks(scope, filters, scope.window)}),
+    -- The listed visitors the strings count on a day, once each (every row of a visitor and day
+    -- lists the same sessions, whichever dimension it is of).
+    listed as (
+      select distinct on (${m.ordinal}, x.day) ${m.ordinal} as ordinal, x.day, x.bucket, ${m.sessions} as sessions
+      from matched x join ${m} on ${m.projectId} = ${scope.projectId} and ${m.day} = x.day
+        and ${m.dimension} in (${dimensions})
         and ${m.ordinal} between x.chunk * ${VISITOR_CHUNK_BITS} and x.chunk * ${VISITOR_CHUNK_BITS} + ${VISITOR_CHUNK_BITS - 1}
         and ${counts(m.ordinal)}
-      where ${m.projectId} = ${scope.projectId} and ${m.day} >= ${window.start} and ${m.day} < ${window.end}
-        and ${m.dimension} in (${dimensions})
     ),
-    -- The suspects of each chunk as one list: each matched string is joined to its chunk's list
-    -- (joined one suspect at a time, the planner tested every suspect against every string).
-    suspect_chunks as materialized (
-      select ${chunkOf(sql`ordinal`)} as chunk, array_agg(ordinal) as ordinals from suspects group by 1
+    -- Those of them none of whose sessions that day is in its block's mask: counted by the
+    -- strings on that day and wrongly. A session is tested against its own block's mask only
+    -- (CASE: get_bit past the end of another block's mask would fail).
+    unsure as materialized (
+      select l.ordinal, l.day, l.bucket from listed l
+      where not exists (
+        select from masks k cross join lateral unnest(l.sessions) as t(session)
+        where k.day = l.day and case when t.session / day_block_bits() = k.block
+          then get_bit(k.mask, t.session % day_block_bits()) = 1 else false end
+      )
     ),
-    -- The day's matching sessions, per block, to check the suspects against.
-    masks as materialized (${dayMasks(scope, filters, scope.window)}),
-    -- Each day the strings count a suspect, and whether that is sure: it has one value of every
-    -- filtered dimension that day (no listed row: all its sessions then match), or one of its
-    -- sessions is in its block's mask. The masks are joined once per matched string, not looked
-    -- up per suspect; a session is tested against its own block's only (CASE: get_bit past the
-    -- end of another block's mask would fail).
-    suspect_days as materialized (
-      select s.ordinal, x.bucket, bool_or(coalesce((
-        select bool_or(case when t.session / day_block_bits() = k.block
-          then get_bit(k.mask, t.session % day_block_bits()) = 1 else false end)
-        from ${m} cross join lateral unnest(${m.sessions}) as t(session)
-        where ${m.projectId} = ${scope.projectId} and ${m.day} = x.day and ${m.ordinal} = s.ordinal
-          and ${m.dimension} in (${dimensions})
-      ), true)) as sure
-      from matched x join masks k on k.day = x.day
-      join suspect_chunks c on c.chunk = x.chunk
+    -- Each wrongly counted visitor's chunk as one list, joined to the chunk's strings (joined one
+    -- visitor at a time, the planner tested every visitor against every string).
+    unsure_chunks as materialized (
+      select ${chunkOf(sql`ordinal`)} as chunk, array_agg(distinct ordinal) as ordinals from unsure group by 1
+    ),
+    -- Each such visitor's days counted by the strings, beside its wrong days (a subset of them).
+    -- Tallied by grouping, not matched by an anti-join: the planner takes every CTE for one row and
+    -- would test each pair by a nested loop.
+    tallied as (
+      select s.ordinal, x.bucket, 1 as counted, 0 as wrong
+      from matched x join unsure_chunks c on c.chunk = x.chunk
       cross join lateral unnest(c.ordinals) as s(ordinal)
       where ${counts(sql`s.ordinal`)}
-      group by s.ordinal, x.bucket, x.day
+      union all
+      select ordinal, bucket, 0, 1 from unsure
     ),
-    -- Counted by the strings on days that are not sure only, in a bucket and in the window.
+    -- Counted by the strings on wrong days only, in a bucket and in the window.
     overcounted as (
       select bucket, -count(*) as visitors from (
-        select ordinal, bucket from suspect_days group by ordinal, bucket having not bool_or(sure)
+        select case when grouping(bucket) = 1 then 0 else bucket end as bucket
+        from tallied group by grouping sets ((ordinal, bucket), (ordinal))
+        having sum(counted) = sum(wrong)
       ) as wrong group by bucket
-      union all
-      select 0, -count(*) from (select ordinal from suspect_days group by ordinal having not bool_or(sure)) as wrong
     )
     select bucket, sum(visitors) as visitors from (select * from counted union all select * from overcounted) as parts group by bucket`);
   return new Map(result.rows.map((row) => [Number(row.bucket), toNumber(row.visitors)]));
