@@ -479,7 +479,7 @@ describe("visitors whose sessions of a day match the filters only between them",
       await sessionMetrics(database.db, { ...combined, rollups: false }, [FROM, FROM + DAY]),
     );
     // One bucket of both days: C is counted wrongly on the first day and rightly on the second of
-    // the same bucket, so it counts once; A, wrong on its only day, does not.
+    // the same bucket, so it counts once; A and E, wrong on their only day, do not.
     const twoDays = await sessionMetrics(database.db, combined, [FROM]);
     expect(twoDays.series.map((point) => [point.total_sessions, point.unique_visitors])).toEqual([[3, 3]]);
     expect(twoDays).toEqual(await sessionMetrics(database.db, { ...combined, rollups: false }, [FROM]));
