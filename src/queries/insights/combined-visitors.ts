@@ -5,7 +5,7 @@ import { VISITOR_CHUNK_BITS, visitorDayMixed } from "../../db/schema";
 import { timestampArray, toNumber } from "../sql-helpers";
 import type { BitStringFilter, Numeric, SessionScope } from "./model";
 import { dayMasks, dayVisitors } from "./session-masks";
-import type { VisitorCounts } from "./visitors";
+import { bucketOrWindow, type VisitorCounts } from "./visitors";
 
 /**
  * Unique visitors under two or three filters, exact, from the visitor strings per project day
@@ -45,7 +45,7 @@ export async function combinedVisitors(
       from (${dayVisitors(scope, filters, scope.window)}) as combined
     ),
     counted as (
-      select case when grouping(bucket) = 1 then 0 else bucket end as bucket, bit_count(bit_or(visitors)) as visitors
+      select ${bucketOrWindow} as bucket, bit_count(bit_or(visitors)) as visitors
       from matched group by grouping sets ((bucket, chunk), (chunk))
     ),
     -- The day's matching sessions, per block, to check the listed visitors against.
@@ -89,7 +89,7 @@ export async function combinedVisitors(
     -- Counted by the strings on wrong days only, in a bucket and in the window.
     overcounted as (
       select bucket, -count(*) as visitors from (
-        select case when grouping(bucket) = 1 then 0 else bucket end as bucket
+        select ${bucketOrWindow} as bucket
         from tallied group by grouping sets ((ordinal, bucket), (ordinal))
         having sum(counted) = sum(wrong)
       ) as wrong group by bucket

@@ -24,6 +24,12 @@ export const EXACT_VISITORS_UP_TO = 20_000;
 /** Distinct visitors per bucket (keys 1..n) and over the window (key 0). */
 export type VisitorCounts = Map<number, number>;
 
+/**
+ * The key of a row of `group by grouping sets ((bucket, …), (…))`: its bucket, or 0 for the
+ * grouping set without the bucket, which is the whole window (VisitorCounts' key 0).
+ */
+export const bucketOrWindow = sql`case when grouping(bucket) = 1 then 0 else bucket end`;
+
 export interface WindowVisitors {
   counts: VisitorCounts;
   approximate: boolean;
@@ -69,7 +75,7 @@ function estimates(
  */
 async function mergedSketches(db: Database, planes: SQL, buckets: number[]): Promise<VisitorCounts> {
   const result = await db.execute<{ bucket: number; plane: number; registers: Numeric }>(sql`
-    select case when grouping(bucket) = 1 then 0 else bucket end as bucket, plane,
+    select ${bucketOrWindow} as bucket, plane,
       bit_count(bit_or(registers)) as registers
     from (
       select width_bucket(unit, ${timestampArray(buckets)}) as bucket, plane, registers
