@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import * as v from "valibot";
 import type { AppEnv } from "../../../env";
+import { byteOrder } from "../../../lib/byte-order";
 import { percentOf } from "../../../lib/decimal";
 import { ApiError } from "../../../lib/errors";
 import { validate } from "../../../middleware/validate";
@@ -56,7 +57,6 @@ const PALETTE = [
 ];
 const OTHER = "(other)";
 const OTHER_COLOR = "#9ca3af";
-const byteOrder = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** The graph from the counts (contract A7): labels past maxLabels become `(other)`, nodes and links sorted. */
 function flowGraph(counts: FlowCounts, maxLabels: number) {
