@@ -39,11 +39,12 @@ export async function rowsOfDayParts<Row extends QueryResultRow>(
   db: Database,
   scope: SessionScope,
   statementOf: (part: TimeWindow) => SQL,
-) {
+): Promise<Row[]> {
   const results = await Promise.all(
     dayParts(scope.window, scope.projectTimezone).map((part) => db.execute<Row>(statementOf(part))),
   );
-  return results.flatMap((result) => result.rows);
+  // The driver types a row as `Row` once `Row` is known; for a generic `Row` the type stays unresolved.
+  return results.flatMap((result) => result.rows as Row[]);
 }
 
 /**

@@ -2,12 +2,12 @@ import { type SQL, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { sessionDayBits, sessionDayRollups, sessionDaySlices } from "../../db/schema";
 import type { BreakdownDimension } from "../../lib/dimensions";
-import { rankOrder } from "../sql-helpers";
 import { combinedVisitors } from "./combined-visitors";
+import { type CountedRanking, type PartCount, rankedInParts } from "./counted-in-parts";
 import { partsWeight, rowsOfDayParts, textColumns } from "./day-parts";
 import type { BitStringFilter, MetricsAnswer, Page, SessionScope, TimeWindow } from "./model";
 import { summedSessionMetrics, withVisitors } from "./rollups";
-import { countedWithinBounds, dayMasks, slicedSum, sliceWeight } from "./session-masks";
+import { dayMasks, slicedSum, sliceWeight } from "./session-masks";
 
 /**
  * Two or three filters at once, from the bit strings per project day over the day's sessions
@@ -62,69 +62,67 @@ export function maskedDayRows(scope: SessionScope, filters: readonly BitStringFi
   ) as units`;
 }
 
-/** A ranked value of a breakdown: its name, prefix and matching sessions. */
-interface RankedValue extends Record<string, unknown> {
+/** A value of a breakdown: its name and prefix. */
+interface ValueKey extends Record<string, unknown> {
   name: string | null;
   prefix: string | null;
-  sessions: string;
 }
 
+/** A value's counted row from one part: its matching sessions over the part's days. */
+interface ValuePartCount extends PartCount, ValueKey {}
+
 /** The summed weight of one measure of a ranked value over the days of one part. */
-interface ValueWeight extends Record<string, unknown> {
-  name: string | null;
-  prefix: string | null;
+interface ValueWeight extends ValueKey {
   measure: string;
   weight: string;
 }
 
 /**
- * The values of `dimension` with a matching session in the window, ranked and cut to `page` and
- * one row more.
+ * The values of `dimension` ranked by their matching sessions in the window.
  *
  * Not every value is counted. A value matches no more sessions than it has in the window (its
  * bound, from the day rollups). The values of the largest bounds are counted first; among them,
  * the count at the page's last place (offset + limit + 1) is at most the true one there, so a
- * value whose bound is below it cannot reach the page and its strings are never ANDed. A
- * dimension of thousands of values (cities) counts tens of them, not all.
+ * value whose bound is below it cannot reach the page and its strings are never ANDed
+ * (counted-in-parts.ts). A dimension of thousands of values (cities) counts tens of them, not all.
  */
-function rankedValuesStatement(
+function valueRanking(
   scope: SessionScope,
   filters: readonly BitStringFilter[],
   dimension: BreakdownDimension,
-  page: Page,
-): SQL {
+): CountedRanking<ValuePartCount> {
   const v = sessionDayBits;
   const r = sessionDayRollups;
-  const count = sql`sum(sessions)`;
-  // The matching sessions per day of the values of `bounds` that `which` keeps: a day's strings of
-  // the dimension are one range of the day index, and only the kept values' are ANDed. The test is
-  // a hashed subplan (kept from being pulled up into a join by the coalesce): as a join, Postgres
-  // hashed the strings instead of the values (35 ms more at 90 days).
-  const countedOf = (which: SQL) => sql`
+  return {
+    statementOf: (part, counting, beyond) => sql`
+      with masks as materialized (${dayMasks(scope, filters, part)}),
+      -- No value matches more sessions than it has in the window (the day rollups, no string read).
+      bounds as materialized (
+        select name, prefix, bound, row_number() over (order by bound desc, name collate "C", prefix collate "C") as place
+        from (
+          select ${r.name} as name, ${r.prefix} as prefix, sum(${r.sessions}) as bound from ${r}
+          where ${r.projectId} = ${scope.projectId} and ${r.dimension} = ${dimension}
+            and ${r.day} >= ${new Date(scope.window.start)} and ${r.day} < ${new Date(scope.window.end)}
+          group by ${r.name}, ${r.prefix}
+        ) as per_value
+      ),
+      ${counting}
+      select name, prefix, sum(sessions) as sessions, ${beyond} as beyond from counted
+      group by name, prefix having sum(sessions) > 0`,
+    // The matching sessions per day of the values of `bounds` that `which` keeps: a day's strings of
+    // the dimension are one range of the day index, and only the kept values' are ANDed. The test is
+    // a hashed subplan (kept from being pulled up into a join by the coalesce): as a join, Postgres
+    // hashed the strings instead of the values (35 ms more at 90 days).
+    countedOf: (which) => sql`
       select ${v.name} as name, ${v.prefix} as prefix, bit_count(m.mask & ${v.sessions}) as sessions
       from masks m
       join ${v} on ${v.projectId} = ${scope.projectId} and ${v.day} = m.day and ${v.block} = m.block
         and ${v.dimension} = ${dimension}
       where coalesce((coalesce(${v.name}, ''), coalesce(${v.prefix}, '')) in (
-        select coalesce(b.name, ''), coalesce(b.prefix, '') from bounds b where ${which}), false)`;
-  return sql`
-    with masks as materialized (${dayMasks(scope, filters, scope.window)}),
-    -- No value matches more sessions than it has in the window (the day rollups, no string read).
-    bounds as materialized (
-      select name, prefix, bound, row_number() over (order by bound desc, name collate "C", prefix collate "C") as place
-      from (
-        select ${r.name} as name, ${r.prefix} as prefix, sum(${r.sessions}) as bound from ${r}
-        where ${r.projectId} = ${scope.projectId} and ${r.dimension} = ${dimension}
-          and ${r.day} >= ${new Date(scope.window.start)} and ${r.day} < ${new Date(scope.window.end)}
-        group by ${r.name}, ${r.prefix}
-      ) as per_value
-    ),
-    -- Materialized: flattened into the ranking, its strings would be sorted before they are counted.
-    ${countedWithinBounds(countedOf, sql`name, prefix`, page)}
-    select name, prefix, ${count} as sessions from counted
-    group by name, prefix having ${count} > 0
-    order by ${sql.join(rankOrder(count, sql`name`, sql`prefix`), sql`, `)}
-    limit ${page.limit + 1} offset ${page.offset}`;
+        select coalesce(b.name, ''), coalesce(b.prefix, '') from bounds b where ${which}), false)`,
+    keyOf: (row) => [row.name, row.prefix],
+    key: sql`name, prefix`,
+  };
 }
 
 /**
@@ -138,7 +136,7 @@ function valueWeightsStatement(
   filters: readonly BitStringFilter[],
   dimension: BreakdownDimension,
   part: TimeWindow,
-  ranked: readonly RankedValue[],
+  ranked: readonly ValueKey[],
 ): SQL {
   const v = sessionDayBits;
   const s = sessionDaySlices;
@@ -170,8 +168,9 @@ function valueWeightsStatement(
 /**
  * A breakdown of the matching sessions by `dimension`, as session rollup rows of the page's values
  * only, a FROM item: the values are ranked by their matching sessions first (one AND and count per
- * day and value: rankedValuesStatement), and only the page's values, one more than the page, are
- * summed from the slices, in parts of the window's days at once (day-parts.ts). The caller ranks
+ * day and value: valueRanking), and only the page's values, one more than the page, are summed
+ * from the slices; both in parts of the window's days at once (counted-in-parts.ts,
+ * day-parts.ts). The caller ranks
  * these rows again (they are already the page) with offset 0. Each string is read once per
  * statement where it can be: a day's strings of the dimension are one range of the day index,
  * then read again only for the page's values.
@@ -183,7 +182,13 @@ export async function maskedBreakdownRows(
   dimension: BreakdownDimension,
   page: Page,
 ): Promise<SQL> {
-  const ranked = (await db.execute<RankedValue>(rankedValuesStatement(scope, filters, dimension, page))).rows;
+  const ranked = (await rankedInParts(db, scope, valueRanking(scope, filters, dimension), page)).map(
+    ({ rows: [first], sessions }) => ({
+      name: first?.name ?? null,
+      prefix: first?.prefix ?? null,
+      sessions: String(sessions),
+    }),
+  );
   const weights =
     ranked.length === 0
       ? []

@@ -2,7 +2,7 @@ import { type AnyColumn, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { sessionDayBits, visitorDayBits } from "../../db/schema";
 import { dimensionValueCondition } from "../filter-conditions";
-import type { BitStringFilter, Page, SessionScope, TimeWindow } from "./model";
+import type { BitStringFilter, SessionScope, TimeWindow } from "./model";
 import { projectDaysBuilt, wholeProjectDays } from "./window-rows";
 
 /**
@@ -12,38 +12,6 @@ import { projectDaysBuilt, wholeProjectDays } from "./window-rows";
  * (session-bits.ts sums it); over the visitor strings, per chunk, the visitors with a session of
  * each kept value (combined-visitors.ts).
  */
-
-/**
- * How many values (or pages) are counted first, per row the page needs (its offset, its rows and
- * one more): enough that the page's last count among them is close to the true one even when the
- * filters favour values that are not the largest overall (a country filter under a city breakdown).
- */
-const FIRST_COUNTED_PER_NEEDED = 4;
-
-/**
- * The CTEs `counted_first`, `least_needed` and `counted` of a ranking that prunes by bounds: after
- * a CTE `bounds` (each value's `bound` and `place` by bound), the values of the largest bounds are
- * counted first; among them, the count at the page's last place (offset + limit + 1) is at most the
- * true one there, so only the other values whose bound reaches it are counted too. `countedOf`
- * gives the counted rows of the values of `bounds b` that its condition keeps; `key` lists the
- * columns of a value.
- */
-export function countedWithinBounds(countedOf: (which: SQL) => SQL, key: SQL, page: Page): SQL {
-  const needed = page.offset + page.limit + 1;
-  const firstCounted = needed * FIRST_COUNTED_PER_NEEDED;
-  return sql`
-    counted_first as materialized (${countedOf(sql`b.place <= ${firstCounted}`)}),
-    least_needed as materialized (
-      select coalesce((select sessions from (
-        select sum(sessions) as sessions from counted_first group by ${key}
-      ) as per_value order by sessions desc limit 1 offset ${needed - 1}), 0) as sessions
-    ),
-    counted as materialized (
-      select * from counted_first
-      union all
-      ${countedOf(sql`b.place > ${firstCounted} and b.bound >= (select sessions from least_needed)`)}
-    )`;
-}
 
 /** Whether the window is whole project days that no bucket edge cuts, with their strings built. */
 export async function bitStringsCover(
