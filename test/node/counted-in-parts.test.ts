@@ -25,11 +25,12 @@ const DAY = 86_400_000;
 const FROM = Date.UTC(2026, 6, 6);
 const projectId = uniqueId("counted-in-parts");
 
-// Twenty large cities of 30 sessions in Norway, half in each week; "Zed" has 12 sessions, all on
-// a phone, 5 in the first week and 7 in the second; "Yam" 2, on a phone, one a week. On a phone
-// among the large: Atlanta twice in the first week and once in the second, Bergen once in the
-// first, Cairo once in the second. Each city's sessions see a page of their own, and /zed has
-// another title in the second week.
+// Twenty large cities of 30 sessions in Norway, half on each of the first two days (one in each
+// part: the days are dealt out in turn); "Zed" has 12 sessions, all on a phone, 5 on the third
+// day (the first part) and 7 on the tenth (the second); "Yam" 2, on a phone, on the fourth and
+// fifth days. On a phone among the large: Atlanta twice on the first day and once on the second,
+// Bergen once on the first, Cairo once on the second. Each city's sessions see a page of their
+// own, and /zed has another title on the tenth day.
 const LARGE = [
   "Atlanta",
   "Bergen",
@@ -57,19 +58,19 @@ const sessions = [
   ...LARGE.flatMap((city) =>
     Array.from({ length: 30 }, (_, index) => ({
       city,
-      day: index < 15 ? 0 : 8,
+      day: index < 15 ? 0 : 1,
       matches: ON_A_PHONE[city]?.includes(index) ?? false,
       title: city,
     })),
   ),
   ...Array.from({ length: 12 }, (_, index) => ({
     city: "Zed",
-    day: index < 5 ? 2 : 10,
+    day: index < 5 ? 2 : 9,
     matches: true,
     title: index < 5 ? "Zed A" : "Zed B",
   })),
   { city: "Yam", day: 3, matches: true, title: "Yam" },
-  { city: "Yam", day: 11, matches: true, title: "Yam" },
+  { city: "Yam", day: 4, matches: true, title: "Yam" },
 ];
 
 const scope: SessionScope = {
@@ -102,9 +103,10 @@ beforeAll(async () => {
 
 describe("counted in two parts of the window's days", () => {
   it("the window is two parts, each holding matching sessions of the small value", async () => {
+    const days = Array.from({ length: 14 }, (_, index) => FROM + index * DAY);
     expect(dayParts(scope.window, "UTC")).toEqual([
-      { start: FROM, end: FROM + 7 * DAY },
-      { start: FROM + 7 * DAY, end: FROM + 14 * DAY },
+      { ...scope.window, days: days.filter((_, index) => index % 2 === 0) },
+      { ...scope.window, days: days.filter((_, index) => index % 2 === 1) },
     ]);
     expect(await bitStringsCover(database.db, scope, [])).toBe(true);
   });

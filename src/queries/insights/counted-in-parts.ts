@@ -3,7 +3,7 @@ import { type SQL, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { byteOrderNullsLast } from "../../lib/byte-order";
 import { dayParts, rowsOfDayParts } from "./day-parts";
-import type { Page, SessionScope, TimeWindow } from "./model";
+import type { DayPart, Page, SessionScope } from "./model";
 
 /**
  * The ranking of values (or pages) by their matching sessions under two or three filters, counted
@@ -60,7 +60,7 @@ export interface CountedRanking<Row extends PartCount> {
    * (with a page), then `counting` (CTEs ending in `counted`), then one row per value of `counted`
    * with a matching session, carrying `beyond` as a column.
    */
-  statementOf(part: TimeWindow, counting: SQL, beyond: SQL): SQL;
+  statementOf(part: DayPart, counting: SQL, beyond: SQL): SQL;
   /** The counted strings of the values of `bounds b` that `which` keeps. */
   countedOf(which: SQL): SQL;
   /** A value's columns, in the ranking's order after its count (each `collate "C"`, nulls last). */

@@ -2,7 +2,7 @@ import type { QueryResultRow } from "@neondatabase/serverless";
 import { type SQL, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { bucketStarts } from "../../lib/buckets";
-import type { SessionScope, TimeWindow } from "./model";
+import type { DayPart, SessionScope, TimeWindow } from "./model";
 
 /**
  * The bit strings' sums over a long window, read in parts of its days at once. Summing a ranked
@@ -20,25 +20,27 @@ const MOST_PARTS = 2;
 const LEAST_DAYS_PER_PART = 7;
 
 /**
- * The window (whole project days) cut into at most MOST_PARTS runs of consecutive days, as even
- * as whole days make them, each at least LEAST_DAYS_PER_PART days long; a short window is one part.
+ * The window (whole project days) cut into at most MOST_PARTS parts of its days, each at least
+ * LEAST_DAYS_PER_PART days; a short window is one part. The days are dealt out in turn (the first
+ * part the first, third, fifth day…), so that every part holds as many early and late days: a
+ * site's traffic grows or falls over a quarter, and cut into runs, the part of the busier weeks
+ * was the one the answer waited for (124 against 107 ms of slices at 90 days, 10M events).
  */
-export function dayParts(window: TimeWindow, timezone: string): TimeWindow[] {
+export function dayParts(window: TimeWindow, timezone: string): DayPart[] {
   const midnights = bucketStarts(window, "day", timezone);
-  if (midnights.length === 0) return [window];
-  const parts = Math.max(1, Math.min(MOST_PARTS, Math.floor(midnights.length / LEAST_DAYS_PER_PART)));
-  return Array.from({ length: parts }, (_, index) => {
-    const first = Math.floor((index * midnights.length) / parts);
-    const next = Math.floor(((index + 1) * midnights.length) / parts);
-    return { start: midnights[first] as number, end: midnights[next] ?? window.end };
-  });
+  const parts = Math.min(MOST_PARTS, Math.floor(midnights.length / LEAST_DAYS_PER_PART));
+  if (parts <= 1) return [window];
+  return Array.from({ length: parts }, (_, index) => ({
+    ...window,
+    days: midnights.filter((_, position) => position % parts === index),
+  }));
 }
 
 /** The rows of one statement per part of the window, run at once, in the parts' order. */
 export async function rowsOfDayParts<Row extends QueryResultRow>(
   db: Database,
   scope: SessionScope,
-  statementOf: (part: TimeWindow) => SQL,
+  statementOf: (part: DayPart) => SQL,
 ): Promise<Row[]> {
   const results = await Promise.all(
     dayParts(scope.window, scope.projectTimezone).map((part) => db.execute<Row>(statementOf(part))),

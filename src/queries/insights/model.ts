@@ -19,6 +19,11 @@ export interface TimeWindow {
   end: number;
 }
 
+/** Some whole days of a window: with `days` (their local midnights), only those; else all of them. */
+export interface DayPart extends TimeWindow {
+  days?: readonly number[];
+}
+
 export interface SessionScope {
   projectId: string;
   window: TimeWindow;

@@ -3,7 +3,7 @@ import type { Database } from "../../db/client";
 import { pageDayBits, pageDayRollups, pageDaySlices } from "../../db/schema";
 import { type CountedRanking, type PartCount, rankedInParts } from "./counted-in-parts";
 import { partsWeight, rowsOfDayParts, textColumns } from "./day-parts";
-import type { BitStringFilter, Page, SessionScope, TimeWindow } from "./model";
+import type { BitStringFilter, DayPart, Page, SessionScope } from "./model";
 import { dayMasks, slicedSum } from "./session-masks";
 
 /**
@@ -103,7 +103,7 @@ function pageRanking(
 function pageWeightsStatement(
   scope: SessionScope,
   filters: readonly BitStringFilter[],
-  part: TimeWindow,
+  part: DayPart,
   ranked: readonly PageKeyRow[],
 ): SQL {
   const s = pageDaySlices;

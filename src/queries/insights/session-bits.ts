@@ -5,7 +5,7 @@ import type { BreakdownDimension } from "../../lib/dimensions";
 import { combinedVisitors } from "./combined-visitors";
 import { type CountedRanking, type PartCount, rankedInParts } from "./counted-in-parts";
 import { partsWeight, rowsOfDayParts, textColumns } from "./day-parts";
-import type { BitStringFilter, MetricsAnswer, Page, SessionScope, TimeWindow } from "./model";
+import type { BitStringFilter, DayPart, MetricsAnswer, Page, SessionScope } from "./model";
 import { summedSessionMetrics, withVisitors } from "./rollups";
 import { dayMasks, slicedSum, sliceWeight } from "./session-masks";
 
@@ -135,7 +135,7 @@ function valueWeightsStatement(
   scope: SessionScope,
   filters: readonly BitStringFilter[],
   dimension: BreakdownDimension,
-  part: TimeWindow,
+  part: DayPart,
   ranked: readonly ValueKey[],
 ): SQL {
   const v = sessionDayBits;

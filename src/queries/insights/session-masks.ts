@@ -2,7 +2,8 @@ import { type AnyColumn, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { sessionDayBits, visitorDayBits } from "../../db/schema";
 import { dimensionValueCondition } from "../filter-conditions";
-import type { BitStringFilter, SessionScope, TimeWindow } from "./model";
+import { timestampArray } from "../sql-helpers";
+import type { BitStringFilter, DayPart, SessionScope, TimeWindow } from "./model";
 import { projectDaysBuilt, wholeProjectDays } from "./window-rows";
 
 /**
@@ -32,7 +33,7 @@ export async function bitStringsCover(
 function combinedStrings(
   scope: SessionScope,
   filters: readonly BitStringFilter[],
-  window: TimeWindow,
+  window: DayPart,
   table: typeof sessionDayBits | typeof visitorDayBits,
 ): SQL {
   const [chunk, strings] =
@@ -44,6 +45,7 @@ function combinedStrings(
       select ${index} as filter, ${table.day} as day, ${chunk} as chunk, ${strings} as strings from ${table}
       where ${table.projectId} = ${scope.projectId} and ${table.dimension} = ${dimension}
         and ${table.day} >= ${new Date(window.start)} and ${table.day} < ${new Date(window.end)}
+        ${window.days ? sql`and ${table.day} = any(${timestampArray([...window.days])})` : sql``}
         and ${dimensionValueCondition(filter, table.name)}`,
   );
   return sql`
@@ -56,7 +58,7 @@ function combinedStrings(
 }
 
 /** The masks of the window's days, per block of each day's sessions: `day`, `block`, `mask`. */
-export function dayMasks(scope: SessionScope, filters: readonly BitStringFilter[], window: TimeWindow): SQL {
+export function dayMasks(scope: SessionScope, filters: readonly BitStringFilter[], window: DayPart): SQL {
   return sql`select day, chunk as block, strings as mask from (${combinedStrings(scope, filters, window, sessionDayBits)}) as combined`;
 }
 
