@@ -118,8 +118,8 @@ export async function rankedInParts<Row extends PartCount & QueryResultRow>(
   const needed = page ? page.offset + page.limit + 1 : 0;
   const firstCounted = needed * FIRST_COUNTED_PER_NEEDED;
   const beyond = page ? sql`(select max(bound) from bounds where place > ${firstCounted})` : sql`null`;
-  const counted = (which: SQL) => sql`counted as materialized (${ranking.countedOf(which)})`;
   // Materialized: flattened into the ranking, its strings would be sorted before they are counted.
+  const counted = (which: SQL) => sql`counted as materialized (${ranking.countedOf(which)})`;
   const round = (counting: SQL): Promise<Row[]> =>
     rowsOfDayParts<Row>(db, scope, (part) => ranking.statementOf(part, counting, beyond));
 
