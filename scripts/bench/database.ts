@@ -1,5 +1,6 @@
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import os from "node:os";
+import { promisify } from "node:util";
 import pg from "pg";
 import { migrateDatabase } from "../db/apply-migrations";
 import { seedDatabase } from "../seed/loader";
@@ -256,21 +257,45 @@ export interface MachineFacts {
    * machine has run 2–3× slower on some days, so reports of different days are compared through it.
    */
   cpuProbeSeconds: number;
+  /**
+   * Seconds two such processes take side by side, three times (until the slower ends): about the
+   * probe's own time when both vCPUs are there, up to twice it when the host gives the machine one.
+   * Filtered answers run two statements at once, so they slow down with it; the one-process probe
+   * does not show it.
+   */
+  cpuPairProbeSeconds?: number[];
 }
 
 /**
  * See `MachineFacts.cpuProbeSeconds`: the same one-line script as the figures the reports quote
  * (top-level code, so the sum stays a boxed number), in a child Node; the best of three.
  */
+const CPU_PROBE_SCRIPT = "let s=0;for(let i=0;i<3e8;i++)s+=i;if(s<0)console.log(s)";
+const seconds = (began: number) => Math.round((performance.now() - began) / 10) / 100;
+
 function cpuProbe(): number {
-  const script = "let s=0;for(let i=0;i<3e8;i++)s+=i;if(s<0)console.log(s)";
   let best = Number.POSITIVE_INFINITY;
   for (let run = 0; run < 3; run++) {
     const started = performance.now();
-    execFileSync(process.execPath, ["-e", script]);
-    best = Math.min(best, (performance.now() - started) / 1000);
+    execFileSync(process.execPath, ["-e", CPU_PROBE_SCRIPT]);
+    best = Math.min(best, seconds(started));
   }
-  return Math.round(best * 100) / 100;
+  return best;
+}
+
+/** See `MachineFacts.cpuPairProbeSeconds`. */
+async function cpuPairProbe(): Promise<number[]> {
+  const run = promisify(execFile);
+  const runs: number[] = [];
+  for (let pair = 0; pair < 3; pair++) {
+    const started = performance.now();
+    await Promise.all([
+      run(process.execPath, ["-e", CPU_PROBE_SCRIPT]),
+      run(process.execPath, ["-e", CPU_PROBE_SCRIPT]),
+    ]);
+    runs.push(seconds(started));
+  }
+  return runs;
 }
 
 export async function readMachineFacts(url: string): Promise<MachineFacts> {
@@ -299,5 +324,6 @@ export async function readMachineFacts(url: string): Promise<MachineFacts> {
     postgres: postgres.version,
     postgresSettings: postgres.settings,
     cpuProbeSeconds: cpuProbe(),
+    cpuPairProbeSeconds: await cpuPairProbe(),
   };
 }

@@ -236,7 +236,11 @@ export function renderReport(results: BenchResults): string {
       m.cpuProbeSeconds === undefined
         ? ""
         : `; CPU probe (\`node -e\` of 3·10^8 additions in a top-level loop, best of 3) ${m.cpuProbeSeconds} s, 1.24 s on a fast day of this machine`;
-    lines.push(`- Machine: ${m.cpus} vCPUs (${m.cpuModel}), ${m.memoryGiB} GiB RAM${probe}`);
+    const pair =
+      m.cpuPairProbeSeconds === undefined
+        ? ""
+        : `; two such processes side by side ${m.cpuPairProbeSeconds.map((s) => `${s} s`).join(", ")} (about the probe's time with both vCPUs there, up to twice it with one: filtered answers run two statements at once)`;
+    lines.push(`- Machine: ${m.cpus} vCPUs (${m.cpuModel}), ${m.memoryGiB} GiB RAM${probe}${pair}`);
     lines.push(
       `- Node ${m.node}, PostgreSQL ${m.postgres} (${m.postgresSettings})` +
         `${results.wrangler ? `, wrangler ${results.wrangler}` : ""}`,
