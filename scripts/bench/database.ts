@@ -271,14 +271,14 @@ export interface MachineFacts {
  * (top-level code, so the sum stays a boxed number), in a child Node; the best of three.
  */
 const CPU_PROBE_SCRIPT = "let s=0;for(let i=0;i<3e8;i++)s+=i;if(s<0)console.log(s)";
-const seconds = (began: number) => Math.round((performance.now() - began) / 10) / 100;
+const secondsSince = (began: number) => Math.round((performance.now() - began) / 10) / 100;
 
 function cpuProbe(): number {
   let best = Number.POSITIVE_INFINITY;
   for (let run = 0; run < 3; run++) {
     const started = performance.now();
     execFileSync(process.execPath, ["-e", CPU_PROBE_SCRIPT]);
-    best = Math.min(best, seconds(started));
+    best = Math.min(best, secondsSince(started));
   }
   return best;
 }
@@ -293,7 +293,7 @@ async function cpuPairProbe(): Promise<number[]> {
       run(process.execPath, ["-e", CPU_PROBE_SCRIPT]),
       run(process.execPath, ["-e", CPU_PROBE_SCRIPT]),
     ]);
-    runs.push(seconds(started));
+    runs.push(secondsSince(started));
   }
   return runs;
 }

@@ -102,7 +102,7 @@ beforeAll(async () => {
 });
 
 describe("counted in two parts of the window's days", () => {
-  it("the window is two parts, each holding matching sessions of the small value", async () => {
+  it("the window is dealt out to two parts, and its strings are built", async () => {
     const days = Array.from({ length: 14 }, (_, index) => FROM + index * DAY);
     expect(dayParts(scope.window, "UTC")).toEqual([
       { ...scope.window, days: days.filter((_, index) => index % 2 === 0) },
