@@ -6,7 +6,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { randomHex } from "../../src/lib/secrets";
-import { type Relay, startRelay } from "../local/relay";
+import { type Relay, type RelayOptions, startRelay } from "../local/relay";
 
 /**
  * The Worker under `wrangler dev` with the relay in front of Postgres, as `npm run dev` runs it
@@ -51,13 +51,17 @@ async function tail(file: string, lines: number): Promise<string> {
   return text.trimEnd().split("\n").slice(-lines).join("\n");
 }
 
-/** `overrides` replace the Worker vars set here (a soak turns the rate limiter back on). */
+/**
+ * `overrides` replace the Worker vars set here (a soak turns the rate limiter back on); `relayOptions`
+ * go to the relay (a simulated distance to the database).
+ */
 export async function startBenchServer(
   databaseUrl: string,
   logFile: string,
   overrides: Record<string, string> = {},
+  relayOptions: RelayOptions = {},
 ): Promise<BenchServer> {
-  const relay: Relay = await startRelay(0);
+  const relay: Relay = await startRelay(0, relayOptions);
   const state = await mkdtemp(path.join(os.tmpdir(), "edge-bench-state-"));
   const port = await freePort();
   const base = `http://${HOST}:${port}`;

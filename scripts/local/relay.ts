@@ -30,6 +30,14 @@ export interface RelayOptions {
    * 8 per database and user).
    */
   maxSessions?: number;
+  /**
+   * A simulated distance between the Worker and the database (default 0): every message waits half
+   * of this round trip on its way each way, and a new connection waits three round trips before
+   * it opens (TCP, TLS and the WebSocket upgrade of a real connection to Neon's proxy). For
+   * measuring what a request's sequential statements and connections cost a Worker that runs far
+   * from its database (`npm run bench -- --db-rtt`); the sessions behind the relay are unchanged.
+   */
+  roundTripMs?: number;
 }
 
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1"]);
@@ -125,8 +133,19 @@ function startupParameters(message: Buffer): Map<string, string> | undefined {
  */
 export async function startRelay(port = 0, options: RelayOptions = {}): Promise<Relay> {
   const pooling = options.pooling ?? true;
+  const roundTripMs = Math.max(0, options.roundTripMs ?? 0);
   const idle = new Map<string, ServerSession[]>();
-  const server: WebSocketServerType = new WebSocketServer({ host: "127.0.0.1", port });
+  const server: WebSocketServerType = new WebSocketServer({
+    host: "127.0.0.1",
+    port,
+    // The upgrade's answer waits for the round trips a connection from afar costs.
+    ...(roundTripMs > 0
+      ? {
+          verifyClient: (_info: unknown, accept: (result: boolean) => void) =>
+            void setTimeout(() => accept(true), 3 * roundTripMs),
+        }
+      : {}),
+  });
 
   const release = (key: string, session: ServerSession) => {
     const waiting = idle.get(key) ?? [];
@@ -168,6 +187,7 @@ export async function startRelay(port = 0, options: RelayOptions = {}): Promise<
   const slots = new SessionSlots(options.maxSessions ?? DEFAULT_MAX_SESSIONS);
 
   server.on("connection", (socket, request) => {
+    if (roundTripMs > 0) delayMessages(socket, roundTripMs / 2);
     // The client's first bytes arrive at once; they wait here with it until a slot is free.
     const early: Buffer[] = [];
     const hold = (data: Buffer) => early.push(data);
@@ -363,6 +383,32 @@ export async function startRelay(port = 0, options: RelayOptions = {}): Promise<
         server.close(() => resolve());
       }),
   };
+}
+
+/**
+ * Delays what a WebSocket carries by `oneWayMs` each way, in order: its incoming messages and its
+ * close reach the relay's listeners that much later, and what the relay sends (and its close)
+ * leaves that much later.
+ * Timers of one delay fire in the order they were set, so the protocol's order holds.
+ */
+function delayMessages(socket: WebSocket, oneWayMs: number): void {
+  const send = socket.send.bind(socket) as (data: Buffer) => void;
+  socket.send = ((data: Buffer) => {
+    setTimeout(() => {
+      if (socket.readyState === socket.OPEN) send(data);
+    }, oneWayMs);
+  }) as typeof socket.send;
+  // A close leaves after what was sent before it.
+  const close = socket.close.bind(socket);
+  socket.close = ((code?: number, reason?: string) => {
+    setTimeout(() => close(code, reason), oneWayMs);
+  }) as typeof socket.close;
+  const emit = socket.emit.bind(socket);
+  socket.emit = ((event: string, ...args: unknown[]) => {
+    if (event !== "message" && event !== "close") return emit(event, ...args);
+    setTimeout(() => emit(event, ...args), oneWayMs);
+    return true;
+  }) as typeof socket.emit;
 }
 
 /** A TCP connection to Postgres that sends small protocol messages at once (no Nagle delay). */
