@@ -222,6 +222,8 @@ async function main(): Promise<void> {
       baselineTimeoutSeconds: options.baselineTimeoutSeconds,
       smoke: options.smoke,
       sections: options.sections,
+      dbRoundTripMs: options.dbRoundTripMs,
+      rounds: options.rounds,
     },
     database: options.database,
     cells: new Map(),
@@ -314,7 +316,7 @@ async function main(): Promise<void> {
     const logFile = path.join(ROOT, "scripts", "bench", "wrangler-output.tmp");
     await mkdir(path.dirname(logFile), { recursive: true });
     progress(`starting the relay and wrangler dev (log: ${path.relative(process.cwd(), logFile)})…`);
-    server = await startBenchServer(url, logFile);
+    server = await startBenchServer(url, logFile, {}, { roundTripMs: options.dbRoundTripMs });
     progress(`serving on ${server.base}`);
     const client = readClient(server);
     await warmUp(client);

@@ -1,5 +1,6 @@
 import type pg from "pg";
 import {
+  apiRequest,
   benchWindow,
   CHART_SEGMENT_ENDPOINTS,
   ENDPOINTS,
@@ -7,11 +8,12 @@ import {
   isSessionEndpoint,
   type WindowDays,
 } from "./cases";
+import { cpuPairSeconds } from "./database";
 import type { FilterCase } from "./filters";
-import { type ApiClient, progress } from "./measure";
+import { type ApiClient, progress, summarize, type Timing } from "./measure";
 import type { BenchOptions } from "./options";
 import { type BenchResults, coreFilter } from "./results";
-import { BaselineRunner, cellOf, measureApiCell } from "./run-cells";
+import { BaselineRunner, cachedRuns, cellOf, noteMetricsAnswer, reportCell, uncachedRuns } from "./run-cells";
 
 /**
  * The filtered section of issue 15: each picked filter case (filters.ts) on /metrics, /pages and
@@ -79,20 +81,37 @@ export async function measureFiltered(
   dataEnd: Date,
 ): Promise<void> {
   const plan = planFiltered(results);
-  progress(`measuring the filtered section (${plan.length} cells, uncached and cached)…`);
-  for (const { filter, endpoint, days } of plan) {
-    const cell = cellOf(results, filter.id, endpoint, days);
-    // Shared with the core matrix (its session and event filters), which may have measured it.
-    if (cell.uncached) continue;
-    await measureApiCell(
-      client,
-      options,
-      endpoint,
-      benchWindow(days, dataEnd),
-      filter.filters,
-      cell,
-      `${endpoint.label} ${days}d ${filter.id}`,
-    );
+  // Cells the core matrix measured (its session and event filters) are not measured again.
+  const cells = plan.filter(
+    ({ filter, endpoint, days }) => !cellOf(results, filter.id, endpoint, days).uncached,
+  );
+  const rounds = Math.max(1, options.rounds);
+  const runsPerRound = Math.ceil(options.runs / rounds);
+  progress(
+    `measuring the filtered section (${cells.length} cells, uncached and cached; ${rounds} round(s) of ${runsPerRound} run(s) a cell)…`,
+  );
+  const timings = new Map<FilteredCell, Timing>();
+  results.filteredRounds = [];
+  for (let round = 1; round <= rounds; round++) {
+    const pair = await cpuPairSeconds();
+    results.filteredRounds.push({ startedAt: new Date().toISOString(), cpuPairProbeSeconds: pair });
+    progress(`round ${round} of ${rounds} (two CPU probes side by side: ${pair} s)`);
+    for (const planned of cells) {
+      const { filter, endpoint, days } = planned;
+      const cell = cellOf(results, filter.id, endpoint, days);
+      const request = apiRequest(endpoint, benchWindow(days, dataEnd), filter.filters);
+      const { timing, lastBody } = await uncachedRuns(client, options, request, runsPerRound);
+      const all = timings.get(planned) ?? { samples: [], errors: {} };
+      all.samples.push(...timing.samples);
+      for (const [reason, count] of Object.entries(timing.errors))
+        all.errors[reason] = (all.errors[reason] ?? 0) + count;
+      timings.set(planned, all);
+      if (round < rounds) continue;
+      cell.uncached = summarize(all);
+      noteMetricsAnswer(cell, endpoint, lastBody);
+      if (endpoint.cached && all.samples.length > 0) await cachedRuns(client, options, request, cell);
+      reportCell(cell, all, `${endpoint.label} ${days}d ${filter.id}`);
+    }
   }
   progress("measuring the filtered section's plain-SQL baselines…");
   const baselines = new BaselineRunner(db, options, dataEnd);

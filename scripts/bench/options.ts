@@ -35,6 +35,10 @@ export interface BenchOptions {
   minFreeGb: number;
   /** REPORT.json of an earlier run, for the growth columns. */
   compare: string | undefined;
+  /** A simulated round trip between the Worker and the database, in ms (the relay's; 0: none). */
+  dbRoundTripMs: number;
+  /** The filtered section's rounds: each cell takes ceil(runs / rounds) runs in each (1 with --smoke). */
+  rounds: number;
 }
 
 export const BENCH_USAGE = `usage: npm run bench -- [options]
@@ -57,6 +61,11 @@ export const BENCH_USAGE = `usage: npm run bench -- [options]
                             is on this machine) has less than this free (default 5)
   --compare <file.json>     an earlier run's results (the .json beside its report): adds its p50 and the
                             growth (this run / that run) per case and per target of issue 15
+  --rounds <r>              the filtered section visits its cells in r rounds, each taking ceil(runs / r) of a
+                            cell's runs, so every cell meets the same minutes of the machine (default 3;
+                            1 with --smoke)
+  --db-rtt <ms>             simulate a Worker this far from its database: the relay delays every message
+                            by half of this round trip each way and a new connection by three (default 0)
   --out <file>              report file (default scripts/bench/REPORT.md); the results go beside it as
                             JSON (REPORT.json)
 environment: BENCH_ADMIN_URL (default postgres://postgres@127.0.0.1:5432/postgres)`;
@@ -135,6 +144,12 @@ export function parseBenchOptions(argv: readonly string[], env: NodeJS.ProcessEn
       case "--sections":
         sections = parseSections(value(), flag);
         break;
+      case "--rounds":
+        given.rounds = integer(value(), flag, 1);
+        break;
+      case "--db-rtt":
+        given.dbRoundTripMs = integer(value(), flag, 0);
+        break;
       default:
         throw new BenchUsageError(`unknown argument ${arg}`);
     }
@@ -165,6 +180,8 @@ export function parseBenchOptions(argv: readonly string[], env: NodeJS.ProcessEn
     loadOnly,
     minFreeGb: given.minFreeGb ?? 5,
     compare,
+    dbRoundTripMs: given.dbRoundTripMs ?? 0,
+    rounds: given.rounds ?? (smoke ? 1 : 3),
   };
 }
 

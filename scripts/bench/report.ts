@@ -253,6 +253,20 @@ export function renderReport(results: BenchResults): string {
         `(${results.floor.n} runs)`,
     );
   }
+  const rounds = results.filteredRounds ?? [];
+  if (rounds.length > 0) {
+    lines.push(
+      `- The filtered section in ${rounds.length} round(s), each visiting every cell in turn and taking ` +
+        `${Math.ceil(o.runs / Math.max(1, o.rounds))} of its uncached runs (so a cell's runs meet the same minutes of the ` +
+        `machine as the others'); two CPU probes side by side before each round: ${rounds.map((r) => `${r.cpuPairProbeSeconds} s`).join(", ")}`,
+    );
+  }
+  if (o.dbRoundTripMs > 0) {
+    lines.push(
+      `- **A Worker ${o.dbRoundTripMs} ms from its database** (\`--db-rtt ${o.dbRoundTripMs}\`): the relay delays every ` +
+        "message by half of that round trip each way, and a new connection by three round trips",
+    );
+  }
   lines.push(
     `- Data set: \`--events ${o.events} --days ${o.days} --seed ${o.seed}\` ` +
       `in database \`${results.database}\`` +

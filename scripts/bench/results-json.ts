@@ -28,6 +28,8 @@ interface ResultsJson {
   interrupted?: string;
   options: BenchResults["options"];
   database: string;
+  /** The filtered section's rounds, with the machine's two-process probe before each. */
+  filteredRounds?: BenchResults["filteredRounds"];
   data?: {
     events: number;
     projectEvents: number;
@@ -85,6 +87,7 @@ export function resultsJson(results: BenchResults): string {
     interrupted: results.interrupted,
     options: results.options,
     database: results.database,
+    filteredRounds: results.filteredRounds,
     data: d && {
       events: results.options.events,
       projectEvents: d.projectEvents,

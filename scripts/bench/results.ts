@@ -19,6 +19,17 @@ export interface CellResult {
   sessions?: number;
 }
 
+/**
+ * One round of the filtered section: every cell in turn takes its share of the runs, so each cell's
+ * runs are spread over the section's minutes and meet the same states of the machine (its second
+ * core comes and goes within minutes) rather than one stretch of them each.
+ */
+export interface FilteredRound {
+  startedAt: string;
+  /** Two CPU probes side by side before the round (MachineFacts.cpuPairProbeSeconds, one pair). */
+  cpuPairProbeSeconds: number;
+}
+
 export interface StreamRun {
   events: number;
   seconds: number;
@@ -76,6 +87,10 @@ export interface BenchResults {
     baselineTimeoutSeconds: number;
     smoke: boolean;
     sections: readonly BenchSection[];
+    /** A simulated round trip between the Worker and the database, ms (0: none). */
+    dbRoundTripMs: number;
+    /** The filtered section's rounds: each visits every cell in turn (see FilteredRound). */
+    rounds: number;
   };
   database: string;
   reused?: boolean;
@@ -89,6 +104,8 @@ export interface BenchResults {
   floor?: TimingSummary;
   /** The filters picked from the data, for the core matrix and the filtered section. */
   picks?: FilterPicks;
+  /** The filtered section's rounds, in order, each with the machine's two-process probe before it. */
+  filteredRounds?: FilteredRound[];
   /** Case id → cell (see `caseId`). */
   cells: Map<string, CellResult>;
   stream?: StreamResult;

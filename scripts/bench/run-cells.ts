@@ -55,34 +55,65 @@ export async function measureApiCell(
   where: string,
 ): Promise<MetricsBody | undefined> {
   const request = apiRequest(endpoint, window, filters);
-  const budget = options.budgetSeconds * 1000;
+  const uncached = await uncachedRuns(client, options, request, options.runs);
+  cell.uncached = summarize(uncached.timing);
+  const metrics = noteMetricsAnswer(cell, endpoint, uncached.lastBody);
+  if (endpoint.cached && uncached.timing.samples.length > 0) await cachedRuns(client, options, request, cell);
+  reportCell(cell, uncached.timing, where);
+  return metrics;
+}
+
+/** `runs` uncached requests of one cell (within the run budget), and the last answer's body. */
+export async function uncachedRuns(
+  client: ApiClient,
+  options: BenchOptions,
+  request: string,
+  runs: number,
+): Promise<{ timing: Timing; lastBody: string | undefined }> {
   let lastBody: string | undefined;
-  const uncached = await measure(options.runs, budget, async () => {
+  const timing = await measure(runs, options.budgetSeconds * 1000, async () => {
     lastBody = (await apiGetOk(client, request, true)).body;
   });
-  cell.uncached = summarize(uncached);
-  let metrics: MetricsBody | undefined;
-  if (endpoint.kind === "metrics" && lastBody !== undefined) {
-    metrics = JSON.parse(lastBody) as MetricsBody;
-    const approximate = metrics.meta?.approximate ?? [];
-    if (approximate.length > 0) cell.approximate = approximate;
-    const sessions = metrics.metrics?.total_sessions;
-    if (typeof sessions === "number") cell.sessions = sessions;
-  }
-  if (endpoint.cached && uncached.samples.length > 0) {
-    await apiGetOk(client, request, false).catch(() => undefined);
-    let misses = 0;
-    const cached: Timing = await measure(options.runs, budget, async () => {
-      const answer = await apiGetOk(client, request, false);
-      if (!/\bhit\b/.test(answer.headers.get("cache-status") ?? "")) misses++;
-    });
-    cell.cached = { ...summarize(cached), misses };
-  }
+  return { timing, lastBody };
+}
+
+/** What a /metrics answer says about the cell: how many sessions it kept, and what is approximate. */
+export function noteMetricsAnswer(
+  cell: CellResult,
+  endpoint: Endpoint,
+  body: string | undefined,
+): MetricsBody | undefined {
+  if (endpoint.kind !== "metrics" || body === undefined) return undefined;
+  const metrics = JSON.parse(body) as MetricsBody;
+  const approximate = metrics.meta?.approximate ?? [];
+  if (approximate.length > 0) cell.approximate = approximate;
+  const sessions = metrics.metrics?.total_sessions;
+  if (typeof sessions === "number") cell.sessions = sessions;
+  return metrics;
+}
+
+/** One warming request, then the cell's cached runs and how many of them missed the cache. */
+export async function cachedRuns(
+  client: ApiClient,
+  options: BenchOptions,
+  request: string,
+  cell: CellResult,
+): Promise<void> {
+  await apiGetOk(client, request, false).catch(() => undefined);
+  let misses = 0;
+  const cached: Timing = await measure(options.runs, options.budgetSeconds * 1000, async () => {
+    const answer = await apiGetOk(client, request, false);
+    if (!/\bhit\b/.test(answer.headers.get("cache-status") ?? "")) misses++;
+  });
+  cell.cached = { ...summarize(cached), misses };
+}
+
+/** The progress line of a measured cell. */
+export function reportCell(cell: CellResult, uncached: Timing, where: string): void {
   const cachedText = cell.cached ? `, cached ${fmtMs(cell.cached.p50)}` : "";
   const failed =
     Object.keys(uncached.errors).length > 0 ? ` (errors: ${Object.keys(uncached.errors).join(", ")})` : "";
-  progress(`  ${where}: uncached ${fmtMs(cell.uncached.p50)}${cachedText}${failed}`);
-  return metrics;
+  progress(`  ${where}: uncached ${fmtMs(cell.uncached?.p50)}${cachedText}${failed}`);
 }
 
 /**
