@@ -6,7 +6,7 @@ import { timestampArray, toNumber } from "../sql-helpers";
 import { type DimensionFilter, dimensionFilter, type Numeric, type SessionScope } from "./model";
 import { sessionsByBucket } from "./session-scope";
 import { estimateVisitors } from "./visitor-sketch";
-import { projectDaysBuilt, wholeProjectDays, windowRows } from "./window-rows";
+import { daysBuilt, wholeProjectDays, windowRows } from "./window-rows";
 
 /**
  * Unique visitors on the rollup path: counted exactly from the sessions where that is cheap, else
@@ -133,19 +133,25 @@ function dimensionSketches(
   );
 }
 
-/** Sessions of the window, without filters: what an exact count would have to read. */
-async function windowSessions(db: Database, scope: SessionScope, buckets: number[]): Promise<number> {
-  const result = await db.execute<{ sessions: Numeric }>(sql`
-    select coalesce(sum(sessions), 0) as sessions
-    from ${windowRows("sessions", { ...scope, filters: [] }, buckets, sql`dimension = ''`)}`);
-  return toNumber(result.rows[0]?.sessions);
-}
-
-/** Whether the scope's window is made of whole project days whose sketches are built. */
-async function wholeBuiltDays(db: Database, scope: SessionScope, buckets: number[]): Promise<boolean> {
+/**
+ * Whether the sketches per value answer a filtered window: it is whole project days whose sketches
+ * are built, holding more sessions (without filters: what an exact count would have to read) than
+ * an exact count takes. Both asked in one statement, one round trip to the database.
+ */
+async function sketchesPerValueAnswer(
+  db: Database,
+  scope: SessionScope,
+  buckets: number[],
+): Promise<boolean> {
   const whole = wholeProjectDays(scope, buckets);
   if (whole.start !== scope.window.start || whole.end !== scope.window.end) return false;
-  return projectDaysBuilt(db, scope);
+  const result = await db.execute<{ built: boolean; sessions: Numeric }>(sql`
+    select ${daysBuilt(scope)} as built, (
+      select coalesce(sum(sessions), 0)
+      from ${windowRows("sessions", { ...scope, filters: [] }, buckets, sql`dimension = ''`)}
+    ) as sessions`);
+  const row = result.rows[0];
+  return row?.built === true && toNumber(row.sessions) > EXACT_VISITORS_UP_TO;
 }
 
 /**
@@ -165,9 +171,7 @@ export async function windowVisitors(
       return { counts: await exactVisitors(db, scope, buckets), approximate: false };
     return { counts: await estimatedVisitors(db, scope, buckets), approximate: true };
   }
-  const sketched =
-    (await wholeBuiltDays(db, scope, buckets)) &&
-    (await windowSessions(db, scope, buckets)) > EXACT_VISITORS_UP_TO;
-  if (!sketched) return { counts: await exactVisitors(db, scope, buckets), approximate: false };
+  if (!(await sketchesPerValueAnswer(db, scope, buckets)))
+    return { counts: await exactVisitors(db, scope, buckets), approximate: false };
   return { counts: await dimensionSketches(db, scope, filter, buckets), approximate: true };
 }
