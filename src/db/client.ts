@@ -88,6 +88,24 @@ function retryOnceWhenUnavailable(pool: Pool, onQuery?: (ms: number) => void): v
 }
 
 /**
+ * Opens connections of the request's pool at once until it can run `count` statements side by
+ * side, one of them the statement the caller has just started beside this call, and returns when
+ * they are open. A request that will run statements side by side calls it beside the statement
+ * before them: their connections open while that statement runs instead of after it. Opening one
+ * costs a Worker far from its database several round trips (TCP, TLS, the WebSocket upgrade, the
+ * login), which would otherwise come on top of the request's sequential statements.
+ */
+export async function connectionsOpen(db: Database, count: number): Promise<void> {
+  const pool = db.$client;
+  // Held until all are open: one released early would be handed to the next connect, not a new one.
+  // A failed open is not the caller's failure: the statement that needs the connection retries it.
+  const held = await Promise.all(
+    Array.from({ length: Math.max(0, count - 1) }, () => pool.connect().catch(() => undefined)),
+  );
+  for (const client of held) client?.release();
+}
+
+/**
  * A pool per request: Workers cannot share sockets between requests, so a module-level pool
  * would fail on the second request.
  */

@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import { afterAll, describe, expect, inject, it } from "vitest";
-import { type DatabaseHandle, openDatabase } from "../../src/db/client";
+import { connectionsOpen, type DatabaseHandle, openDatabase } from "../../src/db/client";
 import { refreshDerived } from "../../src/queries/derived";
 
 /** The session settings every API connection gets, through the Neon driver and the relay. */
@@ -33,6 +33,36 @@ describe("API connections", () => {
     const handle = open();
     expect(await setting(handle, "statement_timeout")).toBe("0");
     expect(await setting(handle, "jit")).toBe("off");
+  });
+});
+
+describe("connections opened ahead of statements side by side", () => {
+  it("open beside the statement just started, counting its connection, and are then used", async () => {
+    const { db } = open();
+    const answers = await Promise.all([
+      db.execute<{ one: number }>(sql`select 1 as one`),
+      connectionsOpen(db, 2),
+    ]);
+    expect(answers[0].rows).toEqual([{ one: 1 }]);
+    // One for the statement, one opened ahead: not a third for the statement's own.
+    expect(db.$client.totalCount).toBe(2);
+    const pids = await Promise.all(
+      [0, 1].map(() => db.execute<{ pid: number }>(sql`select pg_backend_pid() as pid, pg_sleep(0.05)`)),
+    );
+    expect(new Set(pids.map((result) => result.rows[0]?.pid)).size).toBe(2);
+    expect(db.$client.totalCount).toBe(2);
+  });
+
+  it("open none that the pool already holds, and leave one to the caller's own statement", async () => {
+    const { db } = open();
+    // No statement beside the calls here: each opens one fewer than it names.
+    await connectionsOpen(db, 3);
+    expect(db.$client.totalCount).toBe(2);
+    await connectionsOpen(db, 2);
+    await connectionsOpen(db, 1);
+    expect(db.$client.totalCount).toBe(2);
+    await connectionsOpen(db, 4);
+    expect(db.$client.totalCount).toBe(3);
   });
 });
 

@@ -4,6 +4,7 @@ import { sessions } from "../../db/schema";
 import { type BreakdownDimension, DIMENSION_PREFIXES } from "../../lib/dimensions";
 import { sessionColumn } from "../columns";
 import { rankOrder } from "../sql-helpers";
+import { windowParts } from "./day-parts";
 import {
   type BreakdownRow,
   bitStringFilters,
@@ -36,7 +37,7 @@ export async function sessionBreakdown(
   const pairFilter = pairRollupsFilter(scope, dimension);
   if (pairFilter) return pairBreakdown(db, scope, pairFilter, dimension, withPrefix, page);
   const combined = bitStringFilters(scope);
-  if (combined && (await bitStringsCover(db, scope, []))) {
+  if (combined && (await bitStringsCover(db, scope, [], windowParts(scope)))) {
     // The rows are the page already (and one more); ranked again, from their start.
     const rows = await maskedBreakdownRows(db, scope, combined, dimension, page);
     return rankedBreakdown(db, rows, withPrefix, { offset: 0, limit: page.limit });

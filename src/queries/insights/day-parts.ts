@@ -36,6 +36,10 @@ export function dayParts(window: TimeWindow, timezone: string): DayPart[] {
   }));
 }
 
+/** How many statements at once a scope's window is read in (its parts, dayParts). */
+export const windowParts = (scope: SessionScope): number =>
+  dayParts(scope.window, scope.projectTimezone).length;
+
 /** The rows of one statement per part of the window, run at once, in the parts' order. */
 export async function rowsOfDayParts<Row extends QueryResultRow>(
   db: Database,

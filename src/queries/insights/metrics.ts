@@ -25,10 +25,13 @@ export async function sessionMetrics(
 ): Promise<MetricsAnswer> {
   if (metricsRollupsCover(scope, buckets)) return rolledUpSessionMetrics(db, scope, buckets);
   const combined = bitStringFilters(scope);
-  if (combined && (await bitStringsCover(db, scope, buckets)))
+  if (combined && (await bitStringsCover(db, scope, buckets, SUMS_AND_VISITORS)))
     return combinedFilterMetrics(db, scope, combined, buckets);
   return exactSessionMetrics(db, scope, buckets);
 }
+
+/** From the strings, the sums and the visitors are read side by side (combinedFilterMetrics). */
+const SUMS_AND_VISITORS = 2;
 
 async function exactSessionMetrics(
   db: Database,

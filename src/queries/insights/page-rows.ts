@@ -2,6 +2,7 @@ import { and, eq, gt, gte, lt, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { pageDimensionRollups, sessionPages } from "../../db/schema";
 import { dimensionValueCondition, SESSION_OF_PAGE_ROW, sessionConditions } from "../filter-conditions";
+import { windowParts } from "./day-parts";
 import {
   bitStringFilters,
   dayRollupsFilter,
@@ -26,7 +27,8 @@ export async function pageRowsOf(db: Database, scope: SessionScope): Promise<SQL
   const filter = dayRollupsFilter(scope);
   if (!filter) {
     const combined = bitStringFilters(scope);
-    if (combined && (await bitStringsCover(db, scope, []))) return maskedPageRows(db, scope, combined);
+    if (combined && (await bitStringsCover(db, scope, [], windowParts(scope))))
+      return maskedPageRows(db, scope, combined);
     return sql`(${sessionPageRows(scope, scope.window)}) as rows`;
   }
   const r = pageDimensionRollups;

@@ -1,4 +1,5 @@
 import type { Database } from "../../db/client";
+import { windowParts } from "./day-parts";
 import { bitStringFilters, type Page, type PageRow, type SessionScope } from "./model";
 import { maskedPageRows } from "./page-bits";
 import { withPageRevenue } from "./page-revenue";
@@ -14,8 +15,9 @@ import { bitStringsCover } from "./session-masks";
  */
 export async function topPages(db: Database, scope: SessionScope, page: Page): Promise<PageRow[]> {
   const combined = bitStringFilters(scope);
+  // From the strings, the rows are read in the window's parts with the pages' revenue beside them.
   const ranked =
-    combined && (await bitStringsCover(db, scope, []))
+    combined && (await bitStringsCover(db, scope, [], windowParts(scope) + 1))
       ? // The rows are the page already (and one more); ranked again, from their start.
         maskedPageRows(db, scope, combined, page).then((rows) =>
           rankedPages(db, rows, { offset: 0, limit: page.limit }),

@@ -1,5 +1,5 @@
 import { type AnyColumn, type SQL, sql } from "drizzle-orm";
-import type { Database } from "../../db/client";
+import { connectionsOpen, type Database } from "../../db/client";
 import { sessionDayBits, visitorDayBits } from "../../db/schema";
 import { dimensionValueCondition } from "../filter-conditions";
 import { timestampArray } from "../sql-helpers";
@@ -14,15 +14,22 @@ import { projectDaysBuilt, wholeProjectDays } from "./window-rows";
  * each kept value (combined-visitors.ts).
  */
 
-/** Whether the window is whole project days that no bucket edge cuts, with their strings built. */
+/**
+ * Whether the window is whole project days that no bucket edge cuts, with their strings built. An
+ * answer from the strings that will run `atOnce` statements side by side (the window's parts, the
+ * visitors beside the sums, a page's revenue beside its rows) has their connections opened while
+ * this is asked.
+ */
 export async function bitStringsCover(
   db: Database,
   scope: SessionScope,
   buckets: readonly number[],
+  atOnce = 1,
 ): Promise<boolean> {
   const whole = wholeProjectDays(scope, buckets);
   if (whole.start !== scope.window.start || whole.end !== scope.window.end) return false;
-  return projectDaysBuilt(db, scope);
+  const [built] = await Promise.all([projectDaysBuilt(db, scope), connectionsOpen(db, atOnce)]);
+  return built;
 }
 
 /**
