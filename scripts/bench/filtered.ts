@@ -73,6 +73,10 @@ export function planFiltered(results: BenchResults): FilteredCell[] {
   return cells;
 }
 
+/** A filtered cell's uncached runs in each round: its share of `runs`, rounded up. */
+export const filteredRunsPerRound = (options: Pick<BenchOptions, "runs" | "rounds">): number =>
+  Math.ceil(options.runs / Math.max(1, options.rounds));
+
 export async function measureFiltered(
   client: ApiClient,
   db: pg.Client,
@@ -86,7 +90,7 @@ export async function measureFiltered(
     ({ filter, endpoint, days }) => !cellOf(results, filter.id, endpoint, days).uncached,
   );
   const rounds = Math.max(1, options.rounds);
-  const runsPerRound = Math.ceil(options.runs / rounds);
+  const runsPerRound = filteredRunsPerRound(options);
   progress(
     `measuring the filtered section (${cells.length} cells, uncached and cached; ${rounds} round(s) of ${runsPerRound} run(s) a cell)…`,
   );

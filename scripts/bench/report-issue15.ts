@@ -1,5 +1,5 @@
 import type { WindowDays } from "./cases";
-import { filteredEndpoints, planFiltered } from "./filtered";
+import { filteredEndpoints, filteredRunsPerRound, planFiltered } from "./filtered";
 import { describeFilters, type FilterCase, type FilterCaseKind } from "./filters";
 import { fmtMs } from "./measure";
 import {
@@ -287,10 +287,10 @@ const ANSWERED_BY: Record<FilterCaseKind, string> = {
     "the day (each group is one row a day: the filter is one value, the buckets days)",
 };
 
-function answeredBy(): string[] {
+function answeredBy(runs: number): string[] {
   return [
     "How each case is answered (a target is missed where its worst case takes the exact path, whose cost " +
-      "grows with the window's traffic; a p95 over 5 runs is their slowest run):",
+      `grows with the window's traffic; a p95 over ${runs} runs is their slowest run):`,
     "",
     "| case | answered by |",
     "|---|---|",
@@ -330,7 +330,7 @@ export function issue15Sections(results: BenchResults): string[] {
   } else if (o.events < 10_000_000) {
     lines.push(`The targets are stated for 10 million events; this run used ${fmtInt(o.events)}.`, "");
   }
-  lines.push(...answeredBy());
+  lines.push(...answeredBy(Math.max(1, o.rounds) * filteredRunsPerRound(o)));
   lines.push(...growthTable(results, results.picks?.cases ?? []));
   return lines;
 }

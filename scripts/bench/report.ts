@@ -9,6 +9,7 @@ import {
   type WindowDays,
 } from "./cases";
 import { gib } from "./disk-guard";
+import { filteredRunsPerRound } from "./filtered";
 import { describeCase } from "./filters";
 import { fmtMs } from "./measure";
 import {
@@ -257,7 +258,7 @@ export function renderReport(results: BenchResults): string {
   if (rounds.length > 0) {
     lines.push(
       `- The filtered section in ${rounds.length} round(s), each visiting every cell in turn and taking ` +
-        `${Math.ceil(o.runs / Math.max(1, o.rounds))} of its uncached runs (so a cell's runs meet the same minutes of the ` +
+        `${filteredRunsPerRound(o)} of its uncached runs (so a cell's runs meet the same minutes of the ` +
         `machine as the others'); two CPU probes side by side before each round: ${rounds.map((r) => `${r.cpuPairProbeSeconds} s`).join(", ")}`,
     );
   }
