@@ -9,6 +9,7 @@ import { is } from "../support/dimension-filter-cases";
 import { createOrganization, insertEvents, uniqueId } from "../support/factories";
 import { parse } from "../support/filter-input";
 import { testDatabase } from "../support/node/database";
+import { pageRank, rankedPage, valueRank } from "../support/ranked-page";
 
 /**
  * Under two or three filters, a breakdown and `/pages` over two weeks count their values in two
@@ -129,7 +130,8 @@ describe("counted in two parts of the window's days", () => {
       { offset: 0, limit: 30 },
     ]) {
       const answered = await sessionBreakdown(database.db, scope, "city", page);
-      expect(answered).toEqual(await sessionBreakdown(database.db, exactScope, "city", page));
+      const exact = await sessionBreakdown(database.db, exactScope, "city", page);
+      expect(rankedPage(answered, page.limit, valueRank)).toEqual(rankedPage(exact, page.limit, valueRank));
     }
   });
 
@@ -146,7 +148,8 @@ describe("counted in two parts of the window's days", () => {
       { offset: 0, limit: 30 },
     ]) {
       const answered = await topPages(database.db, scope, page);
-      expect(answered).toEqual(await topPages(database.db, exactScope, page));
+      const exact = await topPages(database.db, exactScope, page);
+      expect(rankedPage(answered, page.limit, pageRank)).toEqual(rankedPage(exact, page.limit, pageRank));
     }
   });
 });

@@ -103,6 +103,15 @@ function byRank(
 }
 
 /**
+ * The ranked values whose sums a page shows: all but the one past the page, which an answer holds
+ * only to tell that another page follows (the route reads its presence, never its figures), so
+ * its slices are not summed: a tenth of that work on a page of ten.
+ */
+export function shownOnPage<T>(ranked: readonly T[], page: Page | undefined): readonly T[] {
+  return page === undefined ? ranked : ranked.slice(0, page.limit);
+}
+
+/**
  * The values with a matching session in the window, ranked and cut to `page` and one row more
  * (without `page`, every one of them, unordered). A window of one part is one statement, its
  * rounds in CTEs; a longer one counts the first values in every part at once, and the others only

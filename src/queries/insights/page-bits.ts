@@ -1,7 +1,7 @@
 import { type AnyColumn, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { pageDayBits, pageDayRollups, pageDaySlices } from "../../db/schema";
-import { type CountedRanking, type PartCount, rankedInParts } from "./counted-in-parts";
+import { type CountedRanking, type PartCount, rankedInParts, shownOnPage } from "./counted-in-parts";
 import { partsWeight, rowsOfDayParts, textColumns } from "./day-parts";
 import type { BitStringFilter, DayPart, Page, SessionScope } from "./model";
 import { dayMasks, slicedSum } from "./session-masks";
@@ -125,8 +125,9 @@ function pageWeightsStatement(
  * The matching sessions' page rows (title, origin, path, sessions, pageviews, bounces, duration_ms,
  * timed_views), one per page, as a FROM item. With `page`, the pages are ranked by their matching
  * sessions first (one AND and count per page and day, of the pages that can reach it:
- * pageRanking), and only that page of them, one more than the page, is summed from the slices:
- * the caller ranks these rows again with offset 0. Without it, every page with a matching session
+ * pageRanking), and only that page of them is summed from the slices, with one more row that
+ * only tells that another page follows (its sums are left at 0): the caller ranks these rows
+ * again with offset 0, by sessions and key alone. Without it, every page with a matching session
  * is summed (`/pages/performance` sorts them by any figure). The counts and the sums are read in
  * parts of the window's days at once (counted-in-parts.ts, day-parts.ts).
  */
@@ -141,11 +142,12 @@ export async function maskedPageRows(
     origin: first?.origin ?? null,
     path: first?.path ?? null,
   }));
+  const summed = shownOnPage(pages, page);
   const weights =
-    pages.length === 0
+    summed.length === 0
       ? []
       : await rowsOfDayParts<PageWeight>(db, scope, (part) =>
-          pageWeightsStatement(scope, filters, part, pages),
+          pageWeightsStatement(scope, filters, part, summed),
         );
   // A page's title is the greatest of its parts' (each the greatest of its matching strings').
   const titles = ranked.flatMap(({ rows, sessions }) =>

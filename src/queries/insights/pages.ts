@@ -11,7 +11,7 @@ import { bitStringsCover } from "./session-masks";
  * Top pages: per (origin, path), the sessions with a screen view of it, those screen views, the
  * bounce rate over those sessions, the mean time on page (contract section 5) and the revenue of
  * those screen views. Fetches one row more than asked so the caller knows whether another page
- * follows.
+ * follows; under two or three filters only that row's rank is computed (its other figures are 0).
  */
 export async function topPages(db: Database, scope: SessionScope, page: Page): Promise<PageRow[]> {
   const combined = bitStringFilters(scope);

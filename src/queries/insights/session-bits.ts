@@ -3,7 +3,7 @@ import type { Database } from "../../db/client";
 import { sessionDayBits, sessionDayRollups, sessionDaySlices } from "../../db/schema";
 import type { BreakdownDimension } from "../../lib/dimensions";
 import { combinedVisitors } from "./combined-visitors";
-import { type CountedRanking, type PartCount, rankedInParts } from "./counted-in-parts";
+import { type CountedRanking, type PartCount, rankedInParts, shownOnPage } from "./counted-in-parts";
 import { partsWeight, rowsOfDayParts, textColumns } from "./day-parts";
 import type { BitStringFilter, DayPart, MetricsAnswer, Page, SessionScope } from "./model";
 import { summedSessionMetrics, withVisitors } from "./rollups";
@@ -168,10 +168,10 @@ function valueWeightsStatement(
 /**
  * A breakdown of the matching sessions by `dimension`, as session rollup rows of the page's values
  * only, a FROM item: the values are ranked by their matching sessions first (one AND and count per
- * day and value: valueRanking), and only the page's values, one more than the page, are summed
- * from the slices; both in parts of the window's days at once (counted-in-parts.ts,
- * day-parts.ts). The caller ranks
- * these rows again (they are already the page) with offset 0. Each string is read once per
+ * day and value: valueRanking), and only the page's values are summed from the slices, with one
+ * more row that only tells that another page follows (its sums are left at 0); both in parts of
+ * the window's days at once (counted-in-parts.ts, day-parts.ts). The caller ranks these rows again
+ * (they are already the page) by sessions and key alone, with offset 0. Each string is read once per
  * statement where it can be: a day's strings of the dimension are one range of the day index,
  * then read again only for the page's values.
  */
@@ -189,11 +189,12 @@ export async function maskedBreakdownRows(
       sessions: String(sessions),
     }),
   );
+  const summed = shownOnPage(ranked, page);
   const weights =
-    ranked.length === 0
+    summed.length === 0
       ? []
       : await rowsOfDayParts<ValueWeight>(db, scope, (part) =>
-          valueWeightsStatement(scope, filters, dimension, part, ranked),
+          valueWeightsStatement(scope, filters, dimension, part, summed),
         );
   return sql`(
     select r.name, r.prefix, r.sessions::numeric as sessions, ${partsWeight("bounce")} as bounces,
