@@ -21,7 +21,7 @@ export interface CellResult {
 
 /**
  * One round of the filtered section: every cell in turn takes its share of the runs, so each cell's
- * runs are spread over the section's minutes and meet the same states of the machine (its second
+ * runs are spread over the whole section and meet the same states of the machine (its second
  * core comes and goes within minutes) rather than one stretch of them each.
  */
 export interface FilteredRound {
