@@ -95,6 +95,8 @@ export async function measureFiltered(
     `measuring the filtered section (${cells.length} cells, uncached and cached; ${rounds} round(s) of ${runsPerRound} run(s) a cell)…`,
   );
   const timings = new Map<FilteredCell, Timing>();
+  // A cell's last answer of any round: a /metrics answer says what the filter kept.
+  const lastBodies = new Map<FilteredCell, string>();
   results.filteredRounds = [];
   for (let round = 1; round <= rounds; round++) {
     const pair = await cpuPairSeconds();
@@ -110,9 +112,10 @@ export async function measureFiltered(
       for (const [reason, count] of Object.entries(timing.errors))
         all.errors[reason] = (all.errors[reason] ?? 0) + count;
       timings.set(planned, all);
+      if (lastBody !== undefined) lastBodies.set(planned, lastBody);
       if (round < rounds) continue;
       cell.uncached = summarize(all);
-      noteMetricsAnswer(cell, endpoint, lastBody);
+      noteMetricsAnswer(cell, endpoint, lastBodies.get(planned));
       if (endpoint.cached && all.samples.length > 0) await cachedRuns(client, options, request, cell);
       reportCell(cell, all, `${endpoint.label} ${days}d ${filter.id}`);
     }

@@ -46,7 +46,8 @@ export const BENCH_USAGE = `usage: npm run bench -- [options]
   --days <d>                days they span, ending now (default 90)
   --seed <s>                seed of the generator (default 1)
   --runs <k>                timed runs per measurement (default 7; 2 with --smoke)
-  --budget <s>              stop a measurement after this many seconds, keeping one run (default 10)
+  --budget <s>              stop a measurement after this many seconds, keeping one run (default 10; in
+                            the filtered section's rounds, a cell's share in each round)
   --baseline-timeout <s>    statement timeout of one plain-SQL baseline query (default 30); a timed-out
                             baseline is reported as a lower bound, and its longer windows are skipped
   --database <name>         database to use or create (default bench_<events>_<days>_<seed>)
