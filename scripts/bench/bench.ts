@@ -282,6 +282,7 @@ async function main(): Promise<void> {
         days: options.days,
         seed: options.seed,
         reload: options.reload,
+        slices: options.slices,
         minFreeBytes: options.minFreeGb * 1024 ** 3,
       },
       progress,

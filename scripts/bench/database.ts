@@ -25,6 +25,8 @@ export interface DataSetMarker {
   loadSeconds: number;
   sessions: number;
   profiles: number;
+  /** Slices of hours the load took, each committed and derived before the next (absent: one). */
+  slices?: number;
   /**
    * The load's peak on disk: free space at its start less the least seen during it (the
    * disk guard's samples; absent when the server's disk is not on this machine).
@@ -73,7 +75,14 @@ export async function prepareBenchDatabase(
   adminUrl: string,
   database: string,
   url: string,
-  wanted: { events: number; days: number; seed: number; reload: boolean; minFreeBytes: number },
+  wanted: {
+    events: number;
+    days: number;
+    seed: number;
+    reload: boolean;
+    minFreeBytes: number;
+    slices: number;
+  },
   log: Log,
 ): Promise<PreparedDatabase> {
   const existing = await withClient(adminUrl, async (admin) => {
@@ -110,7 +119,7 @@ export async function prepareBenchDatabase(
   const now = new Date();
   log(
     `database: loading ${wanted.events.toLocaleString("en-US")} events over ${wanted.days} days ` +
-      `(seed ${wanted.seed}) into ${database}…`,
+      `(seed ${wanted.seed}) into ${database}${wanted.slices > 1 ? ` in ${wanted.slices} slices` : ""}…`,
   );
   let lastTenth = -1;
   const guard = await guardDisk(adminUrl, database, wanted.minFreeBytes, log);
@@ -120,6 +129,7 @@ export async function prepareBenchDatabase(
     seed: wanted.seed,
     now,
     reset: true,
+    slices: wanted.slices,
     onProgress: (loaded, total) => {
       const tenth = Math.floor((total > 0 ? loaded / total : 1) * 10);
       if (tenth > lastTenth) {
@@ -127,9 +137,11 @@ export async function prepareBenchDatabase(
         log(`  loading events: ${tenth * 10} %`);
       }
     },
-    onPhase: (phase) =>
+    onPhase: (phase, slice) =>
       log(
-        phase === "indexes" ? "  rebuilding the events indexes…" : "  deriving sessions (refresh_derived)…",
+        phase === "indexes"
+          ? "  rebuilding the events indexes…"
+          : `  deriving sessions (refresh_derived)${slice ? ` of slice ${slice.slice} of ${slice.of}` : ""}…`,
       ),
   });
   const result = await loading.catch((error: unknown) => {
@@ -146,6 +158,7 @@ export async function prepareBenchDatabase(
     loadSeconds: Math.round(result.millis / 100) / 10,
     sessions: result.sessions,
     profiles: result.profiles,
+    ...(wanted.slices > 1 && { slices: wanted.slices }),
     ...(watch && { peakDiskBytes: watch.startFreeBytes - watch.leastFreeBytes }),
   };
   await withClient(adminUrl, async (admin) => {

@@ -39,7 +39,13 @@ export interface BenchOptions {
   dbRoundTripMs: number;
   /** The filtered section's rounds: each cell takes ceil(runs / rounds) runs in each (1 with --smoke). */
   rounds: number;
+  /** A load's slices of hours, each committed and derived before the next (seedDatabase). */
+  slices: number;
 }
+
+/** Past this many events a load goes in slices of about this many, unless --slices says otherwise. */
+export const EVENTS_PER_SLICE = 5_000_000;
+const SLICED_FROM = 10_000_000;
 
 export const BENCH_USAGE = `usage: npm run bench -- [options]
   --events <n>              events to load (default 10,000,000; 20,000 with --smoke)
@@ -65,6 +71,9 @@ export const BENCH_USAGE = `usage: npm run bench -- [options]
   --rounds <r>              the filtered section visits its cells in r rounds, each taking ceil(runs / r) of a
                             cell's runs, so every cell meets the same minutes of the machine (default 3;
                             1 with --smoke)
+  --slices <k>              load the data set in k slices of hours, each committed and derived before the
+                            next, which bounds the disk a first build takes (default 1 up to 10,000,000
+                            events, above that one slice per 5,000,000)
   --db-rtt <ms>             simulate a Worker this far from its database: the relay delays every message
                             by half of this round trip each way and a new connection by three (default 0)
   --out <file>              report file (default scripts/bench/REPORT.md); the results go beside it as
@@ -148,6 +157,9 @@ export function parseBenchOptions(argv: readonly string[], env: NodeJS.ProcessEn
       case "--rounds":
         given.rounds = integer(value(), flag, 1);
         break;
+      case "--slices":
+        given.slices = integer(value(), flag, 1);
+        break;
       case "--db-rtt":
         given.dbRoundTripMs = integer(value(), flag, 0);
         break;
@@ -183,6 +195,7 @@ export function parseBenchOptions(argv: readonly string[], env: NodeJS.ProcessEn
     compare,
     dbRoundTripMs: given.dbRoundTripMs ?? 0,
     rounds: given.rounds ?? (smoke ? 1 : 3),
+    slices: given.slices ?? (events > SLICED_FROM ? Math.ceil(events / EVENTS_PER_SLICE) : 1),
   };
 }
 

@@ -276,6 +276,9 @@ export function renderReport(results: BenchResults): string {
   if (results.marker) {
     lines.push(
       `- Loaded ${results.marker.loadedAt} in ${results.marker.loadSeconds} s` +
+        (results.marker.slices === undefined
+          ? ""
+          : `, in ${results.marker.slices} slices of hours (each committed and folded in by the incremental refresh before the next)`) +
         (results.marker.peakDiskBytes === undefined
           ? "; "
           : ` (its peak on disk, as the free space of the server's file system fell: ${gib(results.marker.peakDiskBytes)}); `) +

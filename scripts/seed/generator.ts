@@ -92,7 +92,8 @@ export interface GeneratorOptions {
 
 /**
  * Generates the demo events, then their profiles, as COPY text in ~1 MB Buffers. Single use:
- * iterate `eventChunks()` once, then `profileChunks()` (profiles come from the visitors seen).
+ * iterate `eventChunks()` to the end (once, or once per slice of hours), then `profileChunks()`
+ * (profiles come from the visitors seen).
  */
 export class DemoDataGenerator {
   events = 0;
@@ -105,7 +106,11 @@ export class DemoDataGenerator {
   private readonly projectTable: WeightTable<number>;
   private readonly nowMs: number;
   private readonly startMs: number;
-  private readonly xidTail: string;
+  private xidTail: string;
+  /** The hours and their traffic weights, computed once. */
+  private readonly buckets: { ends: Float64Array; weights: Float64Array; totalWeight: number };
+  /** Where event generation stands: the next hour, its start, the events planned, the weight passed. */
+  private readonly cursor = { bucket: 0, bucketStart: 0, planned: 0, cumulative: 0 };
   private readonly sink = new ByteSink();
   private readonly firstTail: Scratch = { buf: Buffer.alloc(4096), length: 0 };
   private readonly restTail: Scratch = { buf: Buffer.alloc(4096), length: 0 };
@@ -121,6 +126,9 @@ export class DemoDataGenerator {
     this.nowMs = now.getTime();
     this.startMs = this.nowMs - Math.round(days * DAY);
     this.xidTail = `\t${copyText(options.ingestXid)}\n`;
+    const { ends, weights } = this.hourBuckets();
+    this.buckets = { ends, weights, totalWeight: weights.reduce((sum, w) => sum + w, 0) };
+    this.cursor.bucketStart = this.startMs;
     this.projectTable = weightTable(projects.map(([, share], i) => [i, share] as const));
     const totalShare = projects.reduce((sum, [, share]) => sum + share, 0);
     this.pools = projects.map(
@@ -129,46 +137,59 @@ export class DemoDataGenerator {
     );
   }
 
-  /** Event rows (COPY text, columns EVENT_COLUMNS). */
-  *eventChunks(): Generator<Buffer> {
+  /**
+   * Event rows (COPY text, columns EVENT_COLUMNS) of the hours that start before `untilMs`, from
+   * where the previous call stopped: a load in slices calls it once per slice (each slice's
+   * transaction writing its own `ingestXid` first), a load in one piece once. The rows are the same
+   * either way but for their `ingest_xid`, since a session's events are written with its hour.
+   */
+  *eventChunks(untilMs = Number.POSITIVE_INFINITY): Generator<Buffer> {
     const { rng, sink } = this;
-    const buckets = this.hourBuckets();
+    const { ends, weights, totalWeight } = this.buckets;
+    const at = this.cursor;
     const hour = new HourBuffer();
-    const totalWeight = buckets.weights.reduce((sum, w) => sum + w, 0);
-    let bucketStart = this.startMs;
-    let planned = 0;
-    let cumulative = 0;
-    for (let b = 0; b < buckets.ends.length; b++) {
-      const bucketEnd = buckets.ends[b] ?? this.nowMs;
-      cumulative += buckets.weights[b] ?? 0;
-      const last = b === buckets.ends.length - 1;
+    while (at.bucket < ends.length && at.bucketStart < untilMs) {
+      const bucketEnd = ends[at.bucket] ?? this.nowMs;
+      at.cumulative += weights[at.bucket] ?? 0;
+      const last = at.bucket === ends.length - 1;
       const target = last
         ? this.options.events
-        : Math.round((this.options.events * cumulative) / totalWeight);
+        : Math.round((this.options.events * at.cumulative) / totalWeight);
       // Sessions are planned whole; one that overshoots the hour's share takes it from the next
       // hour. Only the total is a hard limit (the last session may be cut short to meet it).
       hour.reset();
-      while (planned < target) {
-        hour.room = this.options.events - planned;
+      while (at.planned < target) {
+        hour.room = this.options.events - at.planned;
         planSession(rng, this.projectTable, hour);
         this.sessions++;
-        planned = this.options.events - hour.room;
+        at.planned = this.options.events - hour.room;
       }
       if (hour.sessionCount > 0) {
         const starts = new Float64Array(hour.sessionCount);
         for (let i = 0; i < starts.length; i++)
-          starts[i] = bucketStart + rng.float() * (bucketEnd - bucketStart);
+          starts[i] = at.bucketStart + rng.float() * (bucketEnd - at.bucketStart);
         starts.sort();
         for (let s = 0; s < hour.sessionCount; s++) {
-          this.emitSession(hour, s, Math.floor(starts[s] ?? bucketStart));
+          this.emitSession(hour, s, Math.floor(starts[s] ?? at.bucketStart));
           if (sink.size >= CHUNK_BYTES) sink.flush();
           yield* sink.takeReady();
         }
       }
-      bucketStart = bucketEnd;
+      at.bucketStart = bucketEnd;
+      at.bucket++;
     }
     sink.flush();
     yield* sink.takeReady();
+  }
+
+  /** Whether every event has been generated. */
+  get done(): boolean {
+    return this.cursor.bucket >= this.buckets.ends.length;
+  }
+
+  /** The value the events generated from now on write to `ingest_xid` (the loading transaction's). */
+  setIngestXid(xid: string): void {
+    this.xidTail = `\t${copyText(xid)}\n`;
   }
 
   /** Profile rows (COPY text, columns PROFILE_COLUMNS) of the identified visitors that were seen. */

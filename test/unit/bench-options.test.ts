@@ -9,7 +9,7 @@ import { BenchUsageError, parseBenchOptions } from "../../scripts/bench/options"
 /** No environment: the options read only BENCH_ADMIN_URL from it. */
 const env = {} as NodeJS.ProcessEnv;
 
-describe("the benchmark's rounds and simulated distance", () => {
+describe("the benchmark's rounds, simulated distance and slices", () => {
   it("measures the filtered section in three rounds, one in the smoke, or as many as --rounds says", () => {
     expect(parseBenchOptions([], env).rounds).toBe(3);
     expect(parseBenchOptions(["--smoke"], env).rounds).toBe(1);
@@ -32,5 +32,20 @@ describe("the benchmark's rounds and simulated distance", () => {
       );
     }
     expect(() => parseBenchOptions(["--db-rtt"], env)).toThrow(new BenchUsageError("--db-rtt needs a value"));
+  });
+
+  it("loads up to 10M events in one piece, more in slices of 5M, or in as many slices as --slices says", () => {
+    expect(parseBenchOptions([], env).slices).toBe(1);
+    expect(parseBenchOptions(["--smoke"], env).slices).toBe(1);
+    expect(parseBenchOptions(["--events", "10000000"], env).slices).toBe(1);
+    expect(parseBenchOptions(["--events", "10000001"], env).slices).toBe(3);
+    expect(parseBenchOptions(["--events", "30000000"], env).slices).toBe(6);
+    expect(parseBenchOptions(["--events", "30000000", "--slices", "1"], env).slices).toBe(1);
+    expect(parseBenchOptions(["--slices=4"], env).slices).toBe(4);
+    for (const bad of ["0", "-2", "1.5", "few"]) {
+      expect(() => parseBenchOptions(["--slices", bad], env)).toThrow(
+        new BenchUsageError("--slices must be an integer ≥ 1"),
+      );
+    }
   });
 });

@@ -1,0 +1,96 @@
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { migrateDatabase } from "../../scripts/db/apply-migrations";
+import { createScratchDatabase, type ScratchDatabase } from "../../scripts/db/scratch-database";
+import { seedDatabase } from "../../scripts/seed/loader";
+
+/**
+ * A load in slices (the benchmark's data sets past 10 million events, to bound the disk a first
+ * build takes) ends with the same rows in every table a project has as a load in one piece of the
+ * same traffic: the later slices are folded in by the incremental refresh, which must agree with
+ * the whole build to the last row (`ingest_xid` aside, each slice's own transaction id). Each load
+ * goes into a database of its own, since the same seed and `now` give the same event ids.
+ */
+
+const traffic = { events: 4_000, days: 3, seed: 23, now: new Date("2026-03-09T16:40:00.000Z"), reset: true };
+
+/** The accounts' tables, which a seed fills with its fixtures alone. */
+const ACCOUNT_TABLES = new Set(["clients", "projects"]);
+
+let whole: ScratchDatabase;
+let sliced: ScratchDatabase;
+
+beforeAll(async () => {
+  [whole, sliced] = await Promise.all([
+    createScratchDatabase("seed_whole"),
+    createScratchDatabase("seed_sliced"),
+  ]);
+  await Promise.all([migrateDatabase(whole.url), migrateDatabase(sliced.url)]);
+});
+
+afterAll(async () => {
+  await Promise.all([whole?.drop(), sliced?.drop()]);
+});
+
+async function query<T extends pg.QueryResultRow>(
+  url: string,
+  text: string,
+  values: unknown[] = [],
+): Promise<T[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<T>(text, values)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+/** The tables with a project_id column but the accounts'. */
+async function projectTables(url: string): Promise<string[]> {
+  const rows = await query<{ table: string }>(
+    url,
+    `SELECT c.table_name AS table FROM information_schema.columns c
+       JOIN information_schema.tables t USING (table_schema, table_name)
+      WHERE c.table_schema = current_schema() AND c.column_name = 'project_id' AND t.table_type = 'BASE TABLE'
+      ORDER BY 1`,
+  );
+  return rows.map((row) => row.table).filter((table) => !ACCOUNT_TABLES.has(table));
+}
+
+/** A table's rows as sorted JSON texts, without the loading transaction's id. */
+async function rowsOf(url: string, table: string): Promise<string[]> {
+  const rows = await query<{ row: string }>(
+    url,
+    `SELECT (to_jsonb(t) - 'ingest_xid')::text AS row FROM "${table}" t ORDER BY 1`,
+  );
+  return rows.map((r) => r.row);
+}
+
+describe("the demo data loaded in slices", () => {
+  it("holds the same rows in every table of a project as the data loaded in one piece", async () => {
+    await seedDatabase(whole.url, traffic);
+    await seedDatabase(sliced.url, { ...traffic, slices: 3 });
+
+    const loads = `SELECT count(DISTINCT ingest_xid)::int AS loads FROM events`;
+    expect(await query(whole.url, loads)).toEqual([{ loads: 1 }]);
+    expect(await query(sliced.url, loads)).toEqual([{ loads: 3 }]);
+
+    const tables = await projectTables(whole.url);
+    expect(await projectTables(sliced.url)).toEqual(tables);
+    // events, sessions and the derived tables are among them.
+    expect(tables).toEqual(
+      expect.arrayContaining(["events", "sessions", "session_day_bits", "event_pair_rollups"]),
+    );
+    const differing: string[] = [];
+    let rows = 0;
+    for (const table of tables) {
+      const [a, b] = await Promise.all([rowsOf(whole.url, table), rowsOf(sliced.url, table)]);
+      rows += a.length;
+      if (JSON.stringify(a) !== JSON.stringify(b))
+        differing.push(`${table} (${a.length} rows against ${b.length})`);
+    }
+    expect(differing).toEqual([]);
+    expect(rows).toBeGreaterThan(traffic.events);
+  });
+});
