@@ -34,6 +34,10 @@ const FEW = [
   ...FEW_BREAKDOWNS.map(breakdown).filter((e): e is Endpoint => e !== undefined),
 ];
 
+/** The cases measured on /export/charts (by the chart breakdown, in three segments). */
+export const isChartCase = (filter: FilterCase): boolean =>
+  filter.kind === "chart" || filter.kind === "chartTwo";
+
 export interface FilteredCell {
   filter: FilterCase;
   endpoint: Endpoint;
@@ -44,7 +48,7 @@ export interface FilteredCell {
 
 /** The endpoints a filter case is measured on (in a full run; the smoke takes the few for all). */
 export function filteredEndpoints(filter: FilterCase, smoke: boolean): readonly Endpoint[] {
-  if (filter.kind === "chart") return CHART_SEGMENT_ENDPOINTS;
+  if (isChartCase(filter)) return CHART_SEGMENT_ENDPOINTS;
   if (filter.kind === "one" && !smoke) return ENDPOINTS.filter(isSessionEndpoint);
   return FEW;
 }
@@ -65,7 +69,7 @@ export function planFiltered(results: BenchResults): FilteredCell[] {
       for (const endpoint of filteredEndpoints(filter, smoke)) {
         const baseline =
           days === 30 &&
-          (filter.kind === "chart" || endpoint.kind === "metrics" || filter.id === baselineDimension);
+          (isChartCase(filter) || endpoint.kind === "metrics" || filter.id === baselineDimension);
         cells.push({ filter, endpoint, days, baseline });
       }
     }

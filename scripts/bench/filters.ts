@@ -22,7 +22,8 @@ export type FilterCaseKind =
   | "pathText"
   | "origin"
   | "name"
-  | "chart";
+  | "chart"
+  | "chartTwo";
 
 export interface FilterCase {
   /** Part of every case id: the kind (and, for `one`, the dimension), never a value. */
@@ -377,6 +378,11 @@ export async function pickFilters(db: pg.Client, window: BenchWindow): Promise<F
   const chart = cases.find((c) => c.kind === "one" && c.filters[0]?.name !== CHART_BREAKDOWN);
   if (chart) cases.push({ ...chart, id: "chart", kind: "chart" });
   else skipped.push("`/export/charts` with a filter: no one-dimension filter was picked");
+  // And under two filters, of a pair without the breakdown's column.
+  const chartPairs = PAIRS.filter((pair) => !(pair as readonly string[]).includes(CHART_BREAKDOWN));
+  const chartTwo = pickCombination(chartPairs, rowsOf, total);
+  if (chartTwo) add("chartTwo", "chartTwo", chartTwo);
+  else skipped.push(`\`/export/charts\` under two filters: no pair of values keeps ${range}`);
   return { window, totalSessions: total, cases, skipped, pickSeconds: (performance.now() - began) / 1000 };
 }
 

@@ -9,7 +9,7 @@ import {
   type WindowDays,
 } from "./cases";
 import { gib } from "./disk-guard";
-import { filteredRunsPerRound } from "./filtered";
+import { filteredRunsPerRound, isChartCase } from "./filtered";
 import { describeCase } from "./filters";
 import { fmtMs } from "./measure";
 import {
@@ -208,8 +208,7 @@ function everyMeasurement(results: BenchResults): string[] {
   }
   for (const filter of results.picks?.cases ?? []) {
     if (shown.has(filter.id)) continue;
-    const chart =
-      filter.kind === "chart" ? `, /export/charts of screen_view by ${CHART_BREAKDOWN} and day` : "";
+    const chart = isChartCase(filter) ? `, /export/charts of screen_view by ${CHART_BREAKDOWN} and day` : "";
     const title = `filtered: ${mdCell(describeCase(filter))}${chart} (\`${filter.id}\`)`;
     lines.push(...cellsTable(results, title, filter.id, all, WINDOW_DAYS));
   }
