@@ -287,9 +287,10 @@ const ANSWERED_BY: Record<FilterCaseKind, string> = {
     "and the breakdown's columns); user and session segments: the same rows' distinct visitors and sessions of " +
     "the day (each group is one row a day: the filter is one value, the buckets days)",
   chartTwo:
-    "the exact path: the window's events of the series' name, filtered and grouped (the chart rollups hold no " +
-    "rows for a combination of two filtered columns and the breakdown's; the bit strings count sessions by " +
-    "their start, not events by theirs)",
+    "event segment: the bit strings per day over the day's events (the AND of the filters' and the name's " +
+    "strings, counted with each breakdown value's); user and session segments: the exact path, the window's " +
+    "events of the series' name (a distinct count needs each matching event's visitor or session, which the " +
+    "strings do not carry, and the pair rows hold no combination of three columns)",
 };
 
 function answeredBy(runs: number): string[] {

@@ -443,6 +443,36 @@ describe("GET /export/charts: breakdowns, filters and the previous period", () =
     expect(body.series.length).toBeGreaterThan(4);
   });
 
+  it("filters on several columns and a breakdown of another: the event strings per day answer the event segment", async () => {
+    const body = await expectChartMatchesReference({
+      ...MARCH_UTC,
+      previous: true,
+      filters: [
+        { name: "device", operator: "isNot", value: ["tablet"] },
+        { name: "country", operator: "is", value: ["NO", "SE", "US"] },
+      ],
+      series: [
+        { name: "screen_view", filters: [{ name: "os", operator: "contains", value: ["OS"] }] },
+        { name: "*" },
+        { name: "purchase", segment: "user" },
+      ],
+      breakdowns: ["browser"],
+    });
+    expect(body.series.length).toBeGreaterThan(3);
+    await expectChartMatchesReference({
+      ...MARCH_UTC,
+      interval: "week",
+      startDate: "2026-03-16",
+      endDate: "2026-04-05",
+      filters: [
+        { name: "referrerType", operator: "isNull" },
+        { name: "browser", operator: "is", value: ["Chrome", "Safari"] },
+        { name: "utm_source", operator: "isNotNull" },
+      ],
+      series: [{ name: "*" }],
+    });
+  });
+
   it("previous=true in Europe/Oslo across the spring change: values, change and state", async () => {
     const body = await expectChartMatchesReference({
       series: [{ name: "screen_view" }, { name: "*", segment: "user_average" }, { name: "purchase" }],

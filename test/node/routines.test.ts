@@ -96,6 +96,10 @@ describe("dimension lists spelled in SQL and in src/lib/dimensions.ts", () => {
       ...CHART_PAIR_COLUMNS,
     ]);
   });
+
+  it("refresh_event_bits: bit_dimensions are CHART_PAIR_COLUMNS", () => {
+    expect(declaredTextArray(routine("refresh_event_bits"), "bit_dimensions")).toEqual([...CHART_PAIR_COLUMNS]);
+  });
 });
 
 describe("finding a routine's latest copy", () => {

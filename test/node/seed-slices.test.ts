@@ -58,11 +58,22 @@ async function projectTables(url: string): Promise<string[]> {
   return rows.map((row) => row.table).filter((table) => !ACCOUNT_TABLES.has(table));
 }
 
+/**
+ * The strings over a day's events number them in the order they were folded in, which differs
+ * between slices and one piece where a session of one slice runs past the start of the next:
+ * they are compared by what they count.
+ */
+const NUMBERED_TABLES: Record<string, string> = {
+  event_day_bits: `SELECT jsonb_build_object('project_id', project_id, 'day', day, 'dimension', dimension,
+      'name', name, 'events', sum(bit_count(events)))::text AS row
+    FROM event_day_bits GROUP BY project_id, day, dimension, name ORDER BY 1`,
+};
+
 /** A table's rows as sorted JSON texts, without the loading transaction's id. */
 async function rowsOf(url: string, table: string): Promise<string[]> {
   const rows = await query<{ row: string }>(
     url,
-    `SELECT (to_jsonb(t) - 'ingest_xid')::text AS row FROM "${table}" t ORDER BY 1`,
+    NUMBERED_TABLES[table] ?? `SELECT (to_jsonb(t) - 'ingest_xid')::text AS row FROM "${table}" t ORDER BY 1`,
   );
   return rows.map((r) => r.row);
 }
@@ -80,7 +91,13 @@ describe("the demo data loaded in slices", () => {
     expect(await projectTables(sliced.url)).toEqual(tables);
     // events, sessions and the derived tables are among them.
     expect(tables).toEqual(
-      expect.arrayContaining(["events", "sessions", "session_day_bits", "event_pair_rollups"]),
+      expect.arrayContaining([
+        "events",
+        "sessions",
+        "session_day_bits",
+        "event_pair_rollups",
+        "event_day_bits",
+      ]),
     );
     const differing: string[] = [];
     let rows = 0;

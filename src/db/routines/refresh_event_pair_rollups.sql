@@ -21,6 +21,9 @@
 -- date, also where midnight happens twice (Havana falls back from 01:00 to 00:00): there the date's
 -- midnight as Postgres resolves it is the second, so the read starts half a day before it (no zone
 -- has fallen back more than 7 hours since 1970) and keeps the events of that date.
+--
+-- It has refresh_event_bits (src/db/routines/refresh_event_bits.sql) number the same events per
+-- day and set their bits in the strings per day, column and value, in the same days.
 CREATE OR REPLACE FUNCTION refresh_event_pair_rollups(from_xid bigint, next_xid bigint) RETURNS void
 LANGUAGE plpgsql
 -- Hash aggregates, with room for those of a full build (as in refresh_event_rollups).
@@ -95,6 +98,8 @@ BEGIN
       rebuilt_projects_only('pair_event_zones', 'e'));
   END IF;
   ANALYZE pair_events;
+  -- The same events in the bit strings per day over the day's events (src/db/routines/refresh_event_bits.sql).
+  PERFORM refresh_event_bits(from_xid, next_xid);
 
   -- The events per combination of the nine values first (empty strings "not set", like NULL): the
   -- 46 aggregates below then read these groups, a few per hundred events, rather than every event

@@ -3,6 +3,7 @@ export * from "./accounts";
 export * from "./catalogue";
 export * from "./charts";
 export * from "./entry-exit-rollups";
+export * from "./event-bits";
 export * from "./events";
 export * from "./profile-activity";
 export * from "./profile-summaries";

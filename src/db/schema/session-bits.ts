@@ -6,10 +6,10 @@ import { unitStart } from "./rollups";
  * A `bit varying` column. Drizzle's `bit` has a fixed length; these strings are as long as their
  * day has sessions.
  */
-const bitVarying = customType<{ data: string }>({ dataType: () => "bit varying" });
+export const bitVarying = customType<{ data: string }>({ dataType: () => "bit varying" });
 
 /** The block of a day's session numbers that a string covers (its numbers from block × 524,288). */
-const dayBlock = () => integer("block").notNull();
+export const dayBlock = () => integer("block").notNull();
 
 // ---------------------------------------------------------------------------------------------
 // Bit strings per project day over the day's sessions, built by refresh_session_bits

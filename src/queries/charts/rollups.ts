@@ -1,5 +1,5 @@
 import { and, eq, gte, lt, type SQL, sql } from "drizzle-orm";
-import type { PgColumn } from "drizzle-orm/pg-core";
+import type { PgColumn, SubqueryWithSelection } from "drizzle-orm/pg-core";
 import type { Database } from "../../db/client";
 import {
   derivedState,
@@ -191,11 +191,7 @@ export async function chartRollupSource(
     );
   if (!zone) return undefined;
   const { timeZone } = zone;
-  const startsDay = (ms: number) => localDayNumber(ms, timeZone) !== localDayNumber(ms - 1, timeZone);
   const periods = query.previous ? [query.current, query.previous] : [query.current];
-  const aligned = periods.every(
-    ({ window, buckets }) => startsDay(window.start) && startsDay(window.end) && buckets.every(startsDay),
-  );
   // A distinct count adds up only over the rows of one day: each bucket must be one.
   const day = (ms: number) => localDayNumber(ms, timeZone);
   const daily = periods.every(
@@ -203,7 +199,21 @@ export async function chartRollupSource(
       buckets[0] === window.start &&
       buckets.every((edge, i) => day(buckets[i + 1] ?? window.end) - day(edge) === 1),
   );
-  return aligned && (daily || !isDistinctSegment(query.segment)) ? { rows, timeZone } : undefined;
+  return edgesStartLocalDays(query, timeZone) && (daily || !isDistinctSegment(query.segment))
+    ? { rows, timeZone }
+    : undefined;
+}
+
+/**
+ * Whether every window and bucket edge of both periods starts a local day of `timeZone`, so that
+ * each day of rows built in that zone lies inside one bucket.
+ */
+export function edgesStartLocalDays(query: ChartSeriesQuery, timeZone: string): boolean {
+  const startsDay = (ms: number) => localDayNumber(ms, timeZone) !== localDayNumber(ms - 1, timeZone);
+  const periods = query.previous ? [query.current, query.previous] : [query.current];
+  return periods.every(
+    ({ window, buckets }) => startsDay(window.start) && startsDay(window.end) && buckets.every(startsDay),
+  );
 }
 
 /** The value of one bucket from the summed units, as exact numeric like the exact path's. */
@@ -328,8 +338,18 @@ export async function rolledUpBucketValues(
     isDistinctSegment(segment) && source.timeZone !== undefined
       ? newMemberUnits(db, { ...query, segment }, source.rows.columns, source.timeZone, watermark)
       : newEvents;
-  const units = rowUnits(db, query, source).unionAll(newUnits).as("units");
+  return bucketedUnits(db, query, rowUnits(db, query, source).unionAll(newUnits).as("units"));
+}
 
+/** The units a rolled-up answer sums (rows and the events not folded in yet), as unitColumns. */
+export type ChartUnits = SubqueryWithSelection<ReturnType<typeof unitColumns>, "units">;
+
+/**
+ * The bucket values of units: each lands in its period and bucket by its instant, with the
+ * breakdown's value as `b0`, and the segment's value is aggregated from their counts and amounts
+ * like the exact path's from the events.
+ */
+export function bucketedUnits(db: Database, query: ChartSeriesQuery, units: ChartUnits): BucketValues {
   const { period, bucket } = periodAndBucket(units.unit, query);
   const bucketed = db
     .select({

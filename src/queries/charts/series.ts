@@ -1,5 +1,6 @@
 import { and, isNotNull, lte, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
+import { eventBitsBucketValues, eventBitsSource } from "./event-bits";
 import { exactBucketValues } from "./exact";
 import type { ChartGroup, ChartSeriesQuery, ChartSeriesResult } from "./model";
 import { chartRollupSource, rolledUpBucketValues } from "./rollups";
@@ -9,18 +10,25 @@ import { chartRollupSource, rolledUpBucketValues } from "./rollups";
  * the value of every (breakdown group, bucket) of the current period, and of the previous period
  * when asked, ranks the groups by their current total and returns only the top `limit` (plus one
  * row's worth of evidence that more existed). The values come from the event rollups when they
- * cover the series (rollups.ts), else from the events (exact.ts). Zero-filling happens here; the
+ * cover the series (rollups.ts), or from the bit strings over each day's events for filters on more
+ * columns than the rollups pair (event-bits.ts), else from the events (exact.ts). Zero-filling happens here; the
  * summaries (summaries.ts) use exact decimal arithmetic, so they agree with what SQL would compute.
  */
 
 /**
  * The ranked groups of one series, both periods, in one round trip (two on the rollup path: the
- * watermark first, and three for the day rows, whose zone is read before that).
+ * watermark first, and three for the day rows, whose zone is read before that; two from the
+ * strings, whose zone and watermark are read first).
  */
 export async function chartSeries(db: Database, query: ChartSeriesQuery): Promise<ChartSeriesResult> {
   const { current, previous } = query;
   const source = await chartRollupSource(db, query);
-  const perBucket = source ? await rolledUpBucketValues(db, query, source) : exactBucketValues(db, query);
+  const strings = source ? undefined : await eventBitsSource(db, query);
+  const perBucket = source
+    ? await rolledUpBucketValues(db, query, source)
+    : strings
+      ? eventBitsBucketValues(db, query, strings)
+      : exactBucketValues(db, query);
 
   // A group's current total is the sum of its bucket values: the same number as its `metrics.sum`,
   // so the cut at `limit` and the response's order agree. Groups seen only in the previous period

@@ -1,8 +1,7 @@
 import { type AnyColumn, type SQL, sql } from "drizzle-orm";
 import { connectionsOpen, type Database } from "../../db/client";
 import { sessionDayBits, visitorDayBits } from "../../db/schema";
-import { dimensionValueCondition } from "../filter-conditions";
-import { timestampArray } from "../sql-helpers";
+import { combinedDayStrings, type DayStrings } from "../day-strings";
 import type { BitStringFilter, DayPart, SessionScope, TimeWindow } from "./model";
 import { projectDaysBuilt, wholeProjectDays } from "./window-rows";
 
@@ -32,41 +31,32 @@ export async function bitStringsCover(
   return built;
 }
 
-/**
- * The filters' strings of `table` in the window, combined per day and block of sessions (or chunk
- * of visitors): rows `day`, `chunk` (the block, for session strings), `strings`. A block where
- * some filter keeps nothing has no row.
- */
-function combinedStrings(
-  scope: SessionScope,
-  filters: readonly BitStringFilter[],
-  window: DayPart,
-  table: typeof sessionDayBits | typeof visitorDayBits,
-): SQL {
-  const [chunk, strings] =
-    table === visitorDayBits
-      ? [visitorDayBits.chunk, visitorDayBits.visitors]
-      : [sessionDayBits.block, sessionDayBits.sessions];
-  const kept = filters.map(
-    ({ dimension, filter }, index) => sql`
-      select ${index} as filter, ${table.day} as day, ${chunk} as chunk, ${strings} as strings from ${table}
-      where ${table.projectId} = ${scope.projectId} and ${table.dimension} = ${dimension}
-        and ${table.day} >= ${new Date(window.start)} and ${table.day} < ${new Date(window.end)}
-        ${window.days ? sql`and ${table.day} = any(${timestampArray([...window.days])})` : sql``}
-        and ${dimensionValueCondition(filter, table.name)}`,
-  );
-  return sql`
-    select day, chunk, bit_and(strings) as strings
-    from (
-      select filter, day, chunk, bit_or(strings) as strings from (${sql.join(kept, sql` union all `)}) as kept
-      group by filter, day, chunk
-    ) as per_filter
-    group by day, chunk having count(*) = ${filters.length}`;
-}
+/** The session strings, per block of each day's sessions. */
+const SESSION_STRINGS: DayStrings = {
+  table: sessionDayBits,
+  projectId: sessionDayBits.projectId,
+  day: sessionDayBits.day,
+  chunk: sessionDayBits.block,
+  dimension: sessionDayBits.dimension,
+  name: sessionDayBits.name,
+  strings: sessionDayBits.sessions,
+};
+
+/** The visitor strings, per chunk of the project's visitors. */
+const VISITOR_STRINGS: DayStrings = {
+  table: visitorDayBits,
+  projectId: visitorDayBits.projectId,
+  day: visitorDayBits.day,
+  chunk: visitorDayBits.chunk,
+  dimension: visitorDayBits.dimension,
+  name: visitorDayBits.name,
+  strings: visitorDayBits.visitors,
+};
 
 /** The masks of the window's days, per block of each day's sessions: `day`, `block`, `mask`. */
 export function dayMasks(scope: SessionScope, filters: readonly BitStringFilter[], window: DayPart): SQL {
-  return sql`select day, chunk as block, strings as mask from (${combinedStrings(scope, filters, window, sessionDayBits)}) as combined`;
+  return sql`select day, chunk as block, strings as mask
+    from (${combinedDayStrings(SESSION_STRINGS, scope.projectId, filters, window)}) as combined`;
 }
 
 /** The visitors of the window's days kept by every filter: `day`, `chunk`, `visitors`. */
@@ -75,7 +65,8 @@ export function dayVisitors(
   filters: readonly BitStringFilter[],
   window: TimeWindow,
 ): SQL {
-  return sql`select day, chunk, strings as visitors from (${combinedStrings(scope, filters, window, visitorDayBits)}) as combined`;
+  return sql`select day, chunk, strings as visitors
+    from (${combinedDayStrings(VISITOR_STRINGS, scope.projectId, filters, window)}) as combined`;
 }
 
 /**

@@ -1,0 +1,61 @@
+import { index, integer, pgTable, primaryKey, text } from "drizzle-orm/pg-core";
+import { unitStart } from "./rollups";
+import { bitVarying, dayBlock } from "./session-bits";
+
+// ---------------------------------------------------------------------------------------------
+// Bit strings per project day over the day's events, for `/export/charts` under filters on two
+// or more columns (src/queries/charts/event-bits.ts), built by refresh_event_bits
+// (src/db/routines/refresh_event_bits.sql) with the chart day rows, under their watermark and in
+// the zone they record (event_pair_timezones). A chart filters on each event's own columns, not
+// on its session's, so the session strings (session-bits.ts) cannot answer it: these number a
+// day's events instead. Events never change, so a day's events keep their numbers and a refresh
+// only sets the bits of the new ones, in the day's last blocks (day_block_bits(), as for sessions).
+
+/**
+ * How many events each project day has numbered (0 … size - 1): the next event of the day takes
+ * `size`. A full build numbers a day's events by time, then id; a refresh numbers the new ones after
+ * them in the same order.
+ */
+export const eventDaySizes = pgTable(
+  "event_day_sizes",
+  {
+    projectId: text("project_id").notNull(),
+    day: unitStart("day"),
+    size: integer("size").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.day] })],
+);
+
+/**
+ * Per (project day, block, column, value): the block's events with that value. The columns are
+ * the event name and CHART_PAIR_COLUMNS (src/lib/dimensions.ts); `name` is the value, null when
+ * it is not set (NULL or ""), so that `isNot` and `isNull` keep those events. A block where a
+ * value has no event has no row for it.
+ */
+export const eventDayBits = pgTable(
+  "event_day_bits",
+  {
+    projectId: text("project_id").notNull(),
+    day: unitStart("day"),
+    block: dayBlock(),
+    dimension: text("dimension").notNull(),
+    name: text("name"),
+    events: bitVarying("events").notNull(),
+  },
+  (t) => [
+    // Reads by (project, column, values, days), like the session strings.
+    index("event_day_bits_read_idx").on(t.projectId, t.dimension, t.name, t.day),
+    // A refresh takes out and writes back a touched block's strings.
+    index("event_day_bits_day_idx").on(t.projectId, t.day, t.block),
+  ],
+);
+
+/**
+ * The timezone each project's event strings were built in. A project without a record, or whose
+ * timezone is another, has its strings built again from all of its events by the next refresh, and
+ * no chart reads them until then.
+ */
+export const eventBitTimezones = pgTable("event_bit_timezones", {
+  projectId: text("project_id").primaryKey(),
+  timezone: text("timezone").notNull(),
+});

@@ -1,0 +1,146 @@
+import { and, eq, type SQL, sql } from "drizzle-orm";
+import type { Database } from "../../db/client";
+import { derivedState, eventBitTimezones, eventDayBits, events, projects } from "../../db/schema";
+import { CHART_PAIR_COLUMNS } from "../../lib/dimensions";
+import type { Filter, FilterColumn, FilterField } from "../../lib/filter-parser";
+import { combinedDayStrings, type DayStrings } from "../day-strings";
+import { type BucketValues, breakdownValue, type ChartSeriesQuery, scanStart } from "./model";
+import { bucketedUnits, edgesStartLocalDays } from "./rollups";
+import { newSeriesEvents, sameAmounts, unitColumns } from "./units";
+
+/**
+ * The event segment of a chart filtered on more columns than a pair of them, from the bit strings
+ * per project day over the day's events (src/db/routines/refresh_event_bits.sql): per day and
+ * block of its events, the AND of each filter's strings (the OR of those of the values it keeps)
+ * and of the series' event name is the block's matching events, and its bit count with each value
+ * of the breakdown is that group's events. The pair rows (rollups.ts) answer a chart of one or two
+ * columns besides the name; these answer any number, with one breakdown at most. Like the rows,
+ * the strings hold exactly the events below the event rollups' watermark, and the events at or
+ * above it are added from `events`, so the answer is exact at any moment.
+ */
+
+/** The columns with strings: the event name and CHART_PAIR_COLUMNS. */
+const STRING_COLUMNS: ReadonlySet<FilterColumn> = new Set<FilterColumn>(["name", ...CHART_PAIR_COLUMNS]);
+
+/** The event strings, per block of each day's events. */
+const EVENT_STRINGS: DayStrings = {
+  table: eventDayBits,
+  projectId: eventDayBits.projectId,
+  day: eventDayBits.day,
+  chunk: eventDayBits.block,
+  dimension: eventDayBits.dimension,
+  name: eventDayBits.name,
+  strings: eventDayBits.events,
+};
+
+const stringColumn = (field: FilterField | undefined): FilterColumn | undefined =>
+  field?.kind === "column" && STRING_COLUMNS.has(field.column) ? field.column : undefined;
+
+/**
+ * Whether the strings may answer a series: the `event` segment, at least one filter, every filter
+ * and the breakdown (one at most) on a column with strings, and no filter the strings cannot tell
+ * from the events: a value that is "" or a `regex` (the strings keep empty strings and NULL alike as
+ * not set, as the rollups do). The window and buckets are checked against the strings' zone
+ * (eventBitsSource).
+ */
+export function eventBitsCover(query: ChartSeriesQuery): boolean {
+  if (!query.rollups || query.segment !== "event") return false;
+  if (query.filters.length === 0 || query.breakdowns.length > 1) return false;
+  const fields = [...query.filters.map((filter) => filter.field), ...query.breakdowns];
+  return (
+    fields.every((field) => stringColumn(field) !== undefined) &&
+    query.filters.every(
+      (filter) => filter.operator !== "regex" && !filter.values.some((value) => String(value) === ""),
+    )
+  );
+}
+
+/** What a covered series is read with: the zone of the strings' days and the watermark under them. */
+export interface EventBitsSource {
+  timeZone: string;
+  watermark: number;
+}
+
+/**
+ * The zone and watermark of the strings when they answer the series (eventBitsCover), else
+ * undefined for another path: only when they were built in the project's zone and every window and
+ * bucket edge starts one of its days. One round trip.
+ */
+export async function eventBitsSource(
+  db: Database,
+  query: ChartSeriesQuery,
+): Promise<EventBitsSource | undefined> {
+  if (!eventBitsCover(query)) return undefined;
+  const [zone] = await db
+    .select({
+      timeZone: eventBitTimezones.timezone,
+      watermark: sql<string | null>`(select ${derivedState.processedXid} from ${derivedState}
+        where ${derivedState.name} = 'event_rollups')`,
+    })
+    .from(eventBitTimezones)
+    .leftJoin(projects, eq(projects.id, eventBitTimezones.projectId))
+    .where(
+      and(
+        eq(eventBitTimezones.projectId, query.projectId),
+        sql`${eventBitTimezones.timezone} = coalesce(${projects.timezone}, 'UTC')`,
+      ),
+    );
+  if (!zone || !edgesStartLocalDays(query, zone.timeZone)) return undefined;
+  return { timeZone: zone.timeZone, watermark: Number(zone.watermark ?? 0) };
+}
+
+/** The series' event name as one more filter on the strings of the name. */
+function nameFilter(event: string): Filter {
+  return {
+    field: { kind: "column", column: "name", scope: "event", numeric: false },
+    operator: "is",
+    values: [event],
+    index: -1,
+  };
+}
+
+/**
+ * Per day and breakdown value, the events of the scanned range the strings count: rows `unit` (the
+ * day's start), `b0` and `events`, none of 0. A block where some filter keeps nothing has no mask.
+ */
+function stringCounts(query: ChartSeriesQuery): SQL {
+  const filters = query.event === "*" ? query.filters : [...query.filters, nameFilter(query.event)];
+  const kept = filters.map((filter) => ({ dimension: stringColumn(filter.field) ?? "", filter }));
+  const days = { start: scanStart(query), end: query.current.window.end };
+  const masks = sql`select day, chunk as block, strings as mask
+    from (${combinedDayStrings(EVENT_STRINGS, query.projectId, kept, days)}) as combined`;
+  const breakdown = stringColumn(query.breakdowns[0]);
+  if (breakdown === undefined) {
+    return sql`select m.day as unit, null::text as b0, sum(bit_count(m.mask))::bigint as events
+      from (${masks}) as m group by 1 having sum(bit_count(m.mask)) > 0`;
+  }
+  // Only groups with an event, as on the exact path: a value of the block none of whose events
+  // match is no group (a group of the previous period alone is no series).
+  return sql`
+    select m.day as unit, b.name as b0, sum(bit_count(m.mask & b.events))::bigint as events
+    from (${masks}) as m
+    join ${eventDayBits} as b on b.project_id = ${query.projectId} and b.dimension = ${breakdown}
+      and b.day = m.day and b.block = m.block
+    group by 1, 2 having sum(bit_count(m.mask & b.events)) > 0`;
+}
+
+/**
+ * The bucket values of a covered series (eventBitsSource): the strings' counts per day and
+ * breakdown value, and each event at or above their watermark as a unit of one, bucketed like the
+ * rollups' units (rollups.ts).
+ */
+export function eventBitsBucketValues(
+  db: Database,
+  query: ChartSeriesQuery,
+  source: EventBitsSource,
+): BucketValues {
+  const none = sameAmounts(sql`0::bigint`);
+  const counted = db
+    .select(unitColumns(sql`unit`, sql`b0`, sql`events`, none))
+    .from(sql`(${stringCounts(query)}) as string_counts`);
+  const newEvents = db
+    .select(unitColumns(events.createdAt, breakdownValue(query.breakdowns[0]), sql`1::bigint`, none))
+    .from(events)
+    .where(newSeriesEvents(query, source.watermark));
+  return bucketedUnits(db, query, counted.unionAll(newEvents).as("units"));
+}

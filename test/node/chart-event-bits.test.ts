@@ -1,0 +1,345 @@
+import { sql } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Filter, resolveFilterField } from "../../src/lib/filter-parser";
+import { eventBitsCover, eventBitsSource } from "../../src/queries/charts/event-bits";
+import type { ChartSeriesQuery } from "../../src/queries/charts/model";
+import { chartRollupSource } from "../../src/queries/charts/rollups";
+import { chartSeries } from "../../src/queries/charts/series";
+import {
+  createOrganization,
+  createProject,
+  type EventInput,
+  insertEvents,
+  uniqueId,
+} from "../support/factories";
+import { rawConnection, testDatabase } from "../support/node/database";
+import { generateTraffic, shuffled } from "../support/traffic";
+import { drizzleStatements, refreshUntilFolded } from "../support/watermarks";
+
+/**
+ * The bit strings per day over the day's events (src/db/routines/refresh_event_bits.sql) against
+ * the exact path over the same events: a chart's event segment filtered on two or three columns,
+ * with or without a breakdown of a third, is the same from both, whatever order the events
+ * arrived in, while some are not folded in yet, and in the project's zone before and after it
+ * changes. The strings answer only where the rollups' pairs do not and every edge starts a day.
+ */
+
+const database = testDatabase();
+afterAll(() => database.close());
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+const FROM = Date.UTC(2026, 4, 4);
+const TO = Date.UTC(2026, 4, 11);
+
+const traffic = (projectId: string): EventInput[] =>
+  generateTraffic({ projectId, seed: 83, sessions: 400, from: FROM, to: TO }) as EventInput[];
+
+const foldIn = (...projectIds: string[]) =>
+  refreshUntilFolded(drizzleStatements(database.db), ["event_rollups"], projectIds);
+
+const oneBatch = uniqueId("bits-batch");
+const trickled = uniqueId("bits-trickle");
+
+beforeAll(async () => {
+  await insertEvents(database.db, traffic(oneBatch));
+  const events = shuffled(traffic(trickled), 17);
+  for (let i = 0; i < events.length; i += 250) {
+    await insertEvents(database.db, events.slice(i, i + 250), { refresh: false });
+    if (i % 1_000 === 0) await foldIn(trickled);
+  }
+  await foldIn(oneBatch, trickled);
+});
+
+type FilterSpec = [string, Array<string | number>, Filter["operator"]?];
+
+interface Case {
+  event: string;
+  breakdown?: string;
+  filters: FilterSpec[];
+}
+
+/** Every case has more columns (besides the name) than a pair of rollup rows carries, or three filters. */
+const CASES: Case[] = [
+  {
+    event: "screen_view",
+    breakdown: "browser",
+    filters: [
+      ["country", ["NO"]],
+      ["device", ["desktop"], "isNot"],
+    ],
+  },
+  {
+    event: "*",
+    filters: [
+      ["browser", ["Chr"], "contains"],
+      ["os", ["Windows", "macOS"]],
+      ["referrer_name", [], "isNull"],
+    ],
+  },
+  {
+    event: "*",
+    breakdown: "referrer_type",
+    filters: [
+      ["utm_source", [], "isNotNull"],
+      ["country", ["N", "S"], "startsWith"],
+    ],
+  },
+  {
+    event: "*",
+    breakdown: "country",
+    filters: [
+      ["name", ["screen_view", "purchase"]],
+      ["device", ["mobile"]],
+      ["os", ["OS"], "doesNotContain"],
+    ],
+  },
+  {
+    event: "*",
+    breakdown: "os",
+    filters: [
+      ["country", ["NO", "SE"], "isNot"],
+      ["browser", ["Chrome"]],
+    ],
+  },
+  {
+    event: "*",
+    breakdown: "name",
+    filters: [
+      ["country", ["NO", "SE"], "isNot"],
+      ["browser", ["Chrome"]],
+      ["device", ["mobile"]],
+    ],
+  },
+  {
+    event: "purchase",
+    breakdown: "utm_campaign",
+    filters: [
+      ["device", ["desktop"]],
+      ["os", ["s"], "endsWith"],
+    ],
+  },
+  // Two filters on one column and one on another, and the breakdown of a third.
+  {
+    event: "screen_view",
+    breakdown: "device",
+    filters: [
+      ["country", ["NO"], "isNot"],
+      ["country", [], "isNotNull"],
+      ["browser", ["Firefox", "Safari"]],
+    ],
+  },
+];
+
+/** [label, start, end, step, previous, answered by the strings in UTC] */
+type Shape = [string, number, number, number, boolean, boolean];
+
+const SHAPES: Shape[] = [
+  ["three days by day, with the three before", FROM + 4 * DAY, TO, DAY, true, true],
+  ["the week by day", FROM, TO, DAY, false, true],
+  ["six days by two days", FROM, FROM + 6 * DAY, 2 * DAY, false, true],
+  ["the week as one bucket, with the week before", FROM, TO, 7 * DAY, true, true],
+  ["one day by hour", FROM + 3 * DAY, FROM + 4 * DAY, HOUR, false, false],
+];
+
+function steps(start: number, end: number, step: number): number[] {
+  const buckets: number[] = [];
+  for (let t = start; t < end; t += step) buckets.push(t);
+  return buckets;
+}
+
+const field = (name: string) => {
+  const resolved = resolveFilterField(name);
+  if (!resolved) throw new Error(`no field ${name}`);
+  return resolved;
+};
+
+function chartQuery(projectId: string, item: Case, shape: Shape, rollups: boolean): ChartSeriesQuery {
+  const [, start, end, step, previous] = shape;
+  return {
+    projectId,
+    event: item.event,
+    segment: "event",
+    filters: item.filters.map(([name, values, operator], index) => ({
+      field: field(name),
+      operator: operator ?? "is",
+      values,
+      index,
+    })),
+    breakdowns: item.breakdown === undefined ? [] : [field(item.breakdown)],
+    limit: 50,
+    current: { window: { start, end }, buckets: steps(start, end, step) },
+    previous: previous
+      ? {
+          window: { start: start - (end - start), end: start },
+          buckets: steps(start - (end - start), start, step),
+        }
+      : undefined,
+    rollups,
+  };
+}
+
+/** Compares the strings' answers with the exact path's for every case and shape; returns the groups compared. */
+async function expectPathsAgree(projectId: string, shapes: Shape[]): Promise<number> {
+  let groups = 0;
+  const empty = new Set(CASES);
+  for (const shape of shapes) {
+    for (const item of CASES) {
+      const query = chartQuery(projectId, item, shape, true);
+      // Never a pair's rows: the strings, or for edges within a day the exact path.
+      expect(await chartRollupSource(database.db, query)).toBeUndefined();
+      const answered = (await eventBitsSource(database.db, query)) !== undefined;
+      expect({ shape: shape[0], ...item, answered }).toEqual({
+        shape: shape[0],
+        ...item,
+        answered: shape[5],
+      });
+      const fromStrings = await chartSeries(database.db, query);
+      const exact = await chartSeries(database.db, chartQuery(projectId, item, shape, false));
+      groups += exact.groups.length;
+      if (exact.groups.some((group) => group.current.some((value) => Number(value) !== 0)))
+        empty.delete(item);
+      expect({ shape: shape[0], ...item, result: fromStrings }).toEqual({
+        shape: shape[0],
+        ...item,
+        result: exact,
+      });
+    }
+  }
+  // Every case counts something somewhere, or its comparison proves nothing.
+  expect([...empty]).toEqual([]);
+  return groups;
+}
+
+/** Per (day, column, value), the events the project's strings count: the same however they were numbered. */
+async function stringCounts(projectId: string) {
+  const result = await database.db.execute<{
+    day: string;
+    dimension: string;
+    name: string | null;
+    events: string;
+  }>(sql`
+    select day::text, dimension, name, sum(bit_count(events))::text as events from event_day_bits
+    where project_id = ${projectId} group by 1, 2, 3 order by 1, 2, name collate "C" nulls last`);
+  return result.rows;
+}
+
+describe("charts under filters on several columns, from the event strings", () => {
+  it("answer as the exact path does, for every operator, breakdown and whole-day bucket", async () => {
+    expect(await expectPathsAgree(oneBatch, SHAPES)).toBeGreaterThan(100);
+  });
+
+  it("hold the same counts, and answer the same, when the events arrived shuffled in small batches", async () => {
+    const counts = await stringCounts(oneBatch);
+    // Each event once under its name and once under each column's value (or "not set").
+    const total = counts
+      .filter((row) => row.dimension === "name")
+      .reduce((sum, row) => sum + Number(row.events), 0);
+    expect(total).toBe(traffic(oneBatch).length);
+    expect(await stringCounts(trickled)).toEqual(counts);
+    await expectPathsAgree(trickled, SHAPES.slice(0, 2));
+  });
+
+  it("add the events waiting for the next refresh from the events", async () => {
+    const projectId = uniqueId("bits-pending");
+    const events = shuffled(traffic(projectId), 9);
+    const folded = events.slice(0, Math.floor(events.length / 2));
+    await insertEvents(database.db, folded);
+    await foldIn(projectId);
+    const lock = await rawConnection();
+    try {
+      // Held on another connection, the refresh lock keeps other tests' refreshes from folding them in.
+      await lock.query("select pg_advisory_lock(hashtext('refresh_derived'))");
+      await insertEvents(database.db, events.slice(folded.length), { refresh: false });
+      await expectPathsAgree(projectId, SHAPES.slice(0, 2));
+    } finally {
+      await lock.query("select pg_advisory_unlock(hashtext('refresh_derived'))");
+      await lock.end();
+    }
+  });
+
+  it("answer in the project's zone, not while it changes, and in the new one once built again", async () => {
+    const projectId = await createProject(database.db, await createOrganization(database.db), {
+      timezone: "Asia/Kolkata",
+    });
+    await insertEvents(database.db, traffic(projectId));
+    const offset = 5.5 * HOUR;
+    const kolkata: Shape[] = [["Kolkata: the week by day", FROM - offset, TO - offset, DAY, true, true]];
+    // UTC's midnights are not Kolkata's days: the exact path answers those.
+    const utc: Shape = ["UTC: the week by day", FROM, TO, DAY, false, false];
+    await expectPathsAgree(projectId, [...kolkata, utc]);
+
+    await database.db.execute(sql`update projects set timezone = 'UTC' where id = ${projectId}`);
+    const query = chartQuery(projectId, CASES[0] as Case, utc, true);
+    expect(eventBitsCover(query)).toBe(true);
+    expect(await eventBitsSource(database.db, query)).toBeUndefined();
+    for (let attempt = 0; attempt < 100; attempt++) {
+      await foldIn(projectId);
+      const built = await database.db.execute<{ timezone: string }>(
+        sql`select timezone from event_bit_timezones where project_id = ${projectId}`,
+      );
+      if (built.rows[0]?.timezone === "UTC") break;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    const [, ...utcEdges] = utc;
+    const [, ...kolkataEdges] = kolkata[0] as Shape;
+    await expectPathsAgree(projectId, [
+      ["UTC, built again: the week by day", ...utcEdges.slice(0, 4), true] as Shape,
+      ["Kolkata's days, no longer the project's", ...kolkataEdges.slice(0, 4), false] as Shape,
+    ]);
+    expect(await stringCounts(projectId)).toEqual(await stringCountsOfTraffic(projectId));
+  });
+
+  it('leave other segments, regex and "" filters, several breakdowns and other columns to other paths', () => {
+    const shape = SHAPES[1] as Shape;
+    const base = chartQuery(oneBatch, CASES[0] as Case, shape, true);
+    expect(eventBitsCover(base)).toBe(true);
+    expect(eventBitsCover({ ...base, rollups: false })).toBe(false);
+    for (const segment of [
+      "user",
+      "session",
+      "user_average",
+      "one_event_per_user",
+      "property_sum",
+    ] as const) {
+      expect({ segment, covered: eventBitsCover({ ...base, segment }) }).toEqual({ segment, covered: false });
+    }
+    const filter = (name: string, operator: Filter["operator"], values: string[]): Filter => ({
+      field: field(name),
+      operator,
+      values,
+      index: 0,
+    });
+    for (const filters of [
+      [],
+      [...base.filters, filter("browser", "regex", ["^Chr"])],
+      [...base.filters, filter("browser", "is", ["Chrome", ""])],
+      [...base.filters, filter("city", "is", ["Oslo"])],
+      [...base.filters, filter("path", "is", ["/pricing"])],
+      [...base.filters, filter("properties.plan", "is", ["pro"])],
+    ]) {
+      expect({ filters, covered: eventBitsCover({ ...base, filters }) }).toEqual({ filters, covered: false });
+    }
+    expect(eventBitsCover({ ...base, breakdowns: [field("browser"), field("os")] })).toBe(false);
+    expect(eventBitsCover({ ...base, breakdowns: [field("path")] })).toBe(false);
+  });
+});
+
+/** The counts a project's strings must hold, from its events in its zone now. */
+async function stringCountsOfTraffic(projectId: string) {
+  const result = await database.db.execute<{
+    day: string;
+    dimension: string;
+    name: string | null;
+    events: string;
+  }>(sql`
+    select date_trunc('day', e.created_at, coalesce(p.timezone, 'UTC'))::text as day, d.dimension,
+      nullif(d.value, '') as name, count(*)::text as events
+    from events e join projects p on p.id = e.project_id
+    cross join lateral (values ('name', e.name), ('country', e.country), ('device', e.device),
+      ('browser', e.browser), ('os', e.os), ('referrer_name', e.referrer_name), ('referrer_type', e.referrer_type),
+      ('utm_source', e.utm_source), ('utm_medium', e.utm_medium), ('utm_campaign', e.utm_campaign)) as d(dimension, value)
+    where e.project_id = ${projectId}
+    group by 1, 2, 3 order by 1, 2, nullif(d.value, '') collate "C" nulls last`);
+  return result.rows;
+}
