@@ -20,4 +20,4 @@ CREATE TABLE "event_day_sizes" (
 );
 --> statement-breakpoint
 CREATE INDEX "event_day_bits_read_idx" ON "event_day_bits" USING btree ("project_id","dimension","name","day");--> statement-breakpoint
-CREATE INDEX "event_day_bits_day_idx" ON "event_day_bits" USING btree ("project_id","day","block");
+CREATE INDEX "event_day_bits_day_idx" ON "event_day_bits" USING btree ("project_id","day","block","dimension");

@@ -45,8 +45,9 @@ export const eventDayBits = pgTable(
   (t) => [
     // Reads by (project, column, values, days), like the session strings.
     index("event_day_bits_read_idx").on(t.projectId, t.dimension, t.name, t.day),
-    // A refresh takes out and writes back a touched block's strings.
-    index("event_day_bits_day_idx").on(t.projectId, t.day, t.block),
+    // A refresh takes out and writes back a touched block's strings; a chart's breakdown reads each
+    // block's strings of one column.
+    index("event_day_bits_day_idx").on(t.projectId, t.day, t.block, t.dimension),
   ],
 );
 
