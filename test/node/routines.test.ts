@@ -98,7 +98,9 @@ describe("dimension lists spelled in SQL and in src/lib/dimensions.ts", () => {
   });
 
   it("refresh_event_bits: bit_dimensions are CHART_PAIR_COLUMNS", () => {
-    expect(declaredTextArray(routine("refresh_event_bits"), "bit_dimensions")).toEqual([...CHART_PAIR_COLUMNS]);
+    expect(declaredTextArray(routine("refresh_event_bits"), "bit_dimensions")).toEqual([
+      ...CHART_PAIR_COLUMNS,
+    ]);
   });
 });
 
