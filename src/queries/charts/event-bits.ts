@@ -1,11 +1,11 @@
-import { and, eq, type SQL, sql } from "drizzle-orm";
+import { eq, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { derivedState, eventBitTimezones, eventDayBits, events, projects } from "../../db/schema";
 import { CHART_PAIR_COLUMNS } from "../../lib/dimensions";
 import type { Filter, FilterColumn, FilterField } from "../../lib/filter-parser";
 import { combinedDayStrings, type DayStrings } from "../day-strings";
 import { type BucketValues, breakdownValue, type ChartSeriesQuery, scanStart } from "./model";
-import { bucketedUnits, edgesStartLocalDays } from "./rollups";
+import { bucketedUnits, builtInProjectZone, edgesStartLocalDays } from "./rollups";
 import { newSeriesEvents, sameAmounts, unitColumns } from "./units";
 
 /**
@@ -79,12 +79,7 @@ export async function eventBitsSource(
     })
     .from(eventBitTimezones)
     .leftJoin(projects, eq(projects.id, eventBitTimezones.projectId))
-    .where(
-      and(
-        eq(eventBitTimezones.projectId, query.projectId),
-        sql`${eventBitTimezones.timezone} = coalesce(${projects.timezone}, 'UTC')`,
-      ),
-    );
+    .where(builtInProjectZone(eventBitTimezones, query.projectId));
   if (!zone || !edgesStartLocalDays(query, zone.timeZone)) return undefined;
   return { timeZone: zone.timeZone, watermark: Number(zone.watermark ?? 0) };
 }

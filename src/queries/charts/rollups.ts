@@ -3,6 +3,7 @@ import type { PgColumn, SubqueryWithSelection } from "drizzle-orm/pg-core";
 import type { Database } from "../../db/client";
 import {
   derivedState,
+  type eventBitTimezones,
   eventPairRollups,
   eventPairTimezones,
   eventRollups,
@@ -159,6 +160,21 @@ export async function eventRollupsWatermark(db: Database): Promise<number> {
   return Number(row?.xid ?? 0);
 }
 
+/**
+ * The project's record of the zone its day rows or strings were built in, when that is the project's
+ * zone now (joined to `projects`): after a timezone change they answer nothing until the next
+ * refresh rebuilds them.
+ */
+export function builtInProjectZone(
+  record: typeof eventPairTimezones | typeof eventBitTimezones,
+  projectId: string,
+): SQL | undefined {
+  return and(
+    eq(record.projectId, projectId),
+    sql`${record.timezone} = coalesce(${projects.timezone}, 'UTC')`,
+  );
+}
+
 /** The rows that answer a covered series, and for the day rows the zone of their days. */
 export interface ChartRollupSource {
   rows: RollupRows;
@@ -183,12 +199,7 @@ export async function chartRollupSource(
     .select({ timeZone: eventPairTimezones.timezone })
     .from(eventPairTimezones)
     .leftJoin(projects, eq(projects.id, eventPairTimezones.projectId))
-    .where(
-      and(
-        eq(eventPairTimezones.projectId, query.projectId),
-        sql`${eventPairTimezones.timezone} = coalesce(${projects.timezone}, 'UTC')`,
-      ),
-    );
+    .where(builtInProjectZone(eventPairTimezones, query.projectId));
   if (!zone) return undefined;
   const { timeZone } = zone;
   const periods = query.previous ? [query.current, query.previous] : [query.current];
