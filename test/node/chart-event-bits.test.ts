@@ -2,7 +2,7 @@ import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Filter, resolveFilterField } from "../../src/lib/filter-parser";
 import { eventBitsCover, eventBitsSource } from "../../src/queries/charts/event-bits";
-import type { ChartSeriesQuery } from "../../src/queries/charts/model";
+import type { ChartSegment, ChartSeriesQuery } from "../../src/queries/charts/model";
 import { chartRollupSource } from "../../src/queries/charts/rollups";
 import { chartSeries } from "../../src/queries/charts/series";
 import {
@@ -18,8 +18,9 @@ import { drizzleStatements, refreshUntilFolded } from "../support/watermarks";
 
 /**
  * The bit strings per day over the day's events (src/db/routines/refresh_event_bits.sql) against
- * the exact path over the same events: a chart's event segment filtered on two or three columns,
- * with or without a breakdown of a third, is the same from both, whatever order the events
+ * the exact path over the same events: a chart's event, user and session segments filtered on two
+ * or three columns, with or without a breakdown of a third, are the same from both (the distinct
+ * counts through the members kept beside the strings, event_day_members), whatever order the events
  * arrived in, while some are not folded in yet, and in the project's zone before and after it
  * changes. The strings answer only where the rollups' pairs do not and every edge starts a day.
  */
@@ -154,12 +155,21 @@ const field = (name: string) => {
   return resolved;
 };
 
-function chartQuery(projectId: string, item: Case, shape: Shape, rollups: boolean): ChartSeriesQuery {
+/** The segments the strings answer. */
+const SEGMENTS: ChartSegment[] = ["event", "user", "session"];
+
+function chartQuery(
+  projectId: string,
+  item: Case,
+  shape: Shape,
+  rollups: boolean,
+  segment: ChartSegment = "event",
+): ChartSeriesQuery {
   const [, start, end, step, previous] = shape;
   return {
     projectId,
     event: item.event,
-    segment: "event",
+    segment,
     filters: item.filters.map(([name, values, operator], index) => ({
       field: field(name),
       operator: operator ?? "is",
@@ -179,28 +189,35 @@ function chartQuery(projectId: string, item: Case, shape: Shape, rollups: boolea
   };
 }
 
-/** Compares the strings' answers with the exact path's for every case and shape; returns the groups compared. */
-async function expectPathsAgree(projectId: string, shapes: Shape[]): Promise<number> {
+/**
+ * Compares the strings' answers with the exact path's for every case, shape and segment; returns
+ * the groups compared.
+ */
+async function expectPathsAgree(projectId: string, shapes: Shape[], segments = SEGMENTS): Promise<number> {
   let groups = 0;
   const empty = new Set(CASES);
   for (const shape of shapes) {
-    for (const item of CASES) {
-      const query = chartQuery(projectId, item, shape, true);
+    for (const [item, segment] of CASES.flatMap((item) =>
+      segments.map((segment) => [item, segment] as const),
+    )) {
+      const query = chartQuery(projectId, item, shape, true, segment);
       // Never a pair's rows: the strings, or for edges within a day the exact path.
       expect(await chartRollupSource(database.db, query)).toBeUndefined();
       const answered = (await eventBitsSource(database.db, query)) !== undefined;
-      expect({ shape: shape[0], ...item, answered }).toEqual({
+      expect({ shape: shape[0], segment, ...item, answered }).toEqual({
         shape: shape[0],
+        segment,
         ...item,
         answered: shape[5],
       });
       const fromStrings = await chartSeries(database.db, query);
-      const exact = await chartSeries(database.db, chartQuery(projectId, item, shape, false));
+      const exact = await chartSeries(database.db, chartQuery(projectId, item, shape, false, segment));
       groups += exact.groups.length;
       if (exact.groups.some((group) => group.current.some((value) => Number(value) !== 0)))
         empty.delete(item);
-      expect({ shape: shape[0], ...item, result: fromStrings }).toEqual({
+      expect({ shape: shape[0], segment, ...item, result: fromStrings }).toEqual({
         shape: shape[0],
+        segment,
         ...item,
         result: exact,
       });
@@ -237,6 +254,8 @@ describe("charts under filters on several columns, from the event strings", () =
       .reduce((sum, row) => sum + Number(row.events), 0);
     expect(total).toBe(traffic(oneBatch).length);
     expect(await stringCounts(trickled)).toEqual(counts);
+    expect(await storedMembers(oneBatch)).toEqual(await membersOfTraffic(oneBatch));
+    expect(await storedMembers(trickled)).toEqual(await membersOfTraffic(trickled));
     await expectPathsAgree(trickled, SHAPES.slice(0, 2));
   });
 
@@ -288,6 +307,7 @@ describe("charts under filters on several columns, from the event strings", () =
       ["Kolkata's days, no longer the project's", ...kolkataEdges.slice(0, 4), false] as Shape,
     ]);
     expect(await stringCounts(projectId)).toEqual(await stringCountsOfTraffic(projectId));
+    expect(await storedMembers(projectId)).toEqual(await membersOfTraffic(projectId));
   });
 
   it('leave other segments, regex and "" filters, several breakdowns and other columns to other paths', () => {
@@ -295,13 +315,10 @@ describe("charts under filters on several columns, from the event strings", () =
     const base = chartQuery(oneBatch, CASES[0] as Case, shape, true);
     expect(eventBitsCover(base)).toBe(true);
     expect(eventBitsCover({ ...base, rollups: false })).toBe(false);
-    for (const segment of [
-      "user",
-      "session",
-      "user_average",
-      "one_event_per_user",
-      "property_sum",
-    ] as const) {
+    for (const segment of SEGMENTS) {
+      expect({ segment, covered: eventBitsCover({ ...base, segment }) }).toEqual({ segment, covered: true });
+    }
+    for (const segment of ["user_average", "one_event_per_user", "property_sum"] as const) {
       expect({ segment, covered: eventBitsCover({ ...base, segment }) }).toEqual({ segment, covered: false });
     }
     const filter = (name: string, operator: Filter["operator"], values: string[]): Filter => ({
@@ -341,5 +358,57 @@ async function stringCountsOfTraffic(projectId: string) {
       ('utm_source', e.utm_source), ('utm_medium', e.utm_medium), ('utm_campaign', e.utm_campaign)) as d(dimension, value)
     where e.project_id = ${projectId}
     group by 1, 2, 3 order by 1, 2, nullif(d.value, '') collate "C" nulls last`);
+  return result.rows;
+}
+
+interface DayMembers {
+  segment: string;
+  day: string;
+  entries: string;
+  members: string;
+}
+
+/**
+ * Per segment and day of a project's members: how many entries its pages hold, and a digest of its
+ * hashes as a multiset; every page but the day's last is full, and the day's entries are as many as
+ * its numbered events.
+ */
+async function storedMembers(projectId: string): Promise<DayMembers[]> {
+  const pages = await database.db.execute<{ misfits: string }>(sql`
+    select count(*)::text as misfits from (
+      select m.page, cardinality(m.members) as n, max(m.page) over (partition by m.segment, m.day) as last_page, s.size
+      from event_day_members m
+      join event_day_sizes s on s.project_id = m.project_id and s.day = m.day
+      where m.project_id = ${projectId}
+    ) as p
+    where (page < last_page and n <> member_page_events()) or (page = last_page and page * member_page_events() + n <> size)`);
+  expect(pages.rows[0]?.misfits).toBe("0");
+  const result = await database.db.execute<{
+    segment: string;
+    day: string;
+    entries: string;
+    members: string;
+  }>(sql`
+    select segment, day::text, count(*)::text as entries, md5(string_agg(member::text, ',' order by member)) as members
+    from event_day_members m, unnest(m.members) as member
+    where m.project_id = ${projectId} group by 1, 2 order by 1, 2`);
+  return result.rows;
+}
+
+/** The same from the project's events in its zone now, hashed as the refresh is documented to hash them. */
+async function membersOfTraffic(projectId: string): Promise<DayMembers[]> {
+  const result = await database.db.execute<{
+    segment: string;
+    day: string;
+    entries: string;
+    members: string;
+  }>(sql`
+    select s.segment, date_trunc('day', e.created_at, coalesce(p.timezone, 'UTC'))::text as day,
+      count(*)::text as entries, md5(string_agg(h.member::text, ',' order by h.member)) as members
+    from events e left join projects p on p.id = e.project_id
+    cross join (values ('session'), ('user')) as s(segment)
+    cross join lateral (select hashtextextended(case s.segment when 'user' then e.profile_id else e.session_id end, 0)
+      as member) as h
+    where e.project_id = ${projectId} group by 1, 2 order by 1, 2`);
   return result.rows;
 }

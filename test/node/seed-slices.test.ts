@@ -67,6 +67,10 @@ const NUMBERED_TABLES: Record<string, string> = {
   event_day_bits: `SELECT jsonb_build_object('project_id', project_id, 'day', day, 'dimension', dimension,
       'name', name, 'events', sum(bit_count(events)))::text AS row
     FROM event_day_bits GROUP BY project_id, day, dimension, name ORDER BY 1`,
+  // Whose each numbered event is: per segment and day, its hashes as a multiset.
+  event_day_members: `SELECT jsonb_build_object('project_id', project_id, 'segment', segment, 'day', day,
+      'entries', count(*), 'members', md5(string_agg(member::text, ',' ORDER BY member)))::text AS row
+    FROM event_day_members m, unnest(m.members) AS member GROUP BY project_id, segment, day ORDER BY 1`,
 };
 
 /** A table's rows as sorted JSON texts, without the loading transaction's id. */
@@ -97,6 +101,7 @@ describe("the demo data loaded in slices", () => {
         "session_day_bits",
         "event_pair_rollups",
         "event_day_bits",
+        "event_day_members",
       ]),
     );
     const differing: string[] = [];

@@ -21,10 +21,17 @@ const TEST_DAY_BLOCK_BITS = 64;
  */
 const TEST_PAIR_MEMBER_BATCH_ROWS = 100;
 
+/**
+ * The numbered events per row of event_day_members in the tests (src/db/routines/member_page_events.sql):
+ * at 4 a test day's members span many rows, and a refresh appends to a half-full one.
+ */
+const TEST_MEMBER_PAGE_EVENTS = 4;
+
 /** The small sizes above, in place of the production ones the migrations defined. */
 const TEST_SIZES = [
   { routine: "day_block_bits", type: "integer", value: TEST_DAY_BLOCK_BITS },
   { routine: "pair_member_batch_rows", type: "bigint", value: TEST_PAIR_MEMBER_BATCH_ROWS },
+  { routine: "member_page_events", type: "integer", value: TEST_MEMBER_PAGE_EVENTS },
 ] as const;
 
 async function useTestSizes(connectionString: string): Promise<void> {

@@ -16,6 +16,11 @@
 -- strings are cut into blocks of day_block_bits() numbers (src/db/routines/day_block_bits.sql), and
 -- a run rewrites only the blocks of the numbers it gave: the block's stored strings are taken out,
 -- padded to its new size and ORed with the new bits.
+--
+-- Beside the strings, event_day_members keeps whose each numbered event is (a hash of its visitor,
+-- segment `user`, and of its session, `session`), per page of member_page_events() numbers, for
+-- the distinct counts of those chart segments: a run appends its new events' hashes to the day's
+-- last page and writes the pages after it.
 CREATE OR REPLACE FUNCTION refresh_event_bits(from_xid bigint, next_xid bigint) RETURNS void
 LANGUAGE plpgsql
 -- Groups by hashing; the window below sorts the events once.
@@ -31,7 +36,7 @@ DECLARE
     'utm_source', 'utm_medium', 'utm_campaign'];
   -- The columns of `pair_events` or `events` (as `e`) the strings read, with the zone `z`'s day.
   columns text := 'e.project_id COLLATE "default" AS project_id, date_trunc(''day'', e.created_at, z.timezone) AS day,'
-    ' e.created_at, e.name COLLATE "default" AS name'
+    ' e.created_at, e.name COLLATE "default" AS name, e.profile_id, e.session_id'
     || (SELECT string_agg(format(', e.%1$I COLLATE "default" AS %1$I', d), '') FROM unnest(bit_dimensions) AS d);
   -- One group per (day, block, value) of the name and of each column: the offsets of its events in the block.
   value_groups text := 'SELECT project_id, day, ordinal / day_block_bits() AS block, ''name'' AS dimension,'
@@ -55,11 +60,13 @@ BEGIN
   ANALYZE event_bit_zones;
 
   IF rebuild_all THEN
-    TRUNCATE event_day_bits, event_day_sizes;
+    TRUNCATE event_day_bits, event_day_sizes, event_day_members;
   ELSIF EXISTS (SELECT 1 FROM event_bit_zones WHERE rebuilt) THEN
     EXECUTE 'DELETE FROM event_day_bits b USING event_bit_zones z WHERE b.project_id = z.project_id AND z.rebuilt AND '
       || rebuilt_projects_only('event_bit_zones', 'b');
     EXECUTE 'DELETE FROM event_day_sizes b USING event_bit_zones z WHERE b.project_id = z.project_id AND z.rebuilt AND '
+      || rebuilt_projects_only('event_bit_zones', 'b');
+    EXECUTE 'DELETE FROM event_day_members b USING event_bit_zones z WHERE b.project_id = z.project_id AND z.rebuilt AND '
       || rebuilt_projects_only('event_bit_zones', 'b');
   END IF;
 
@@ -96,6 +103,15 @@ BEGIN
         ' SELECT project_id, day, block, dimension, name, bit_or(events) FROM (SELECT * FROM kept UNION ALL '
       || written || ') AS merged GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5';
   END IF;
+
+  -- Whose the new events are: their numbers follow the day's, so a page's new entries go after
+  -- its stored ones.
+  INSERT INTO event_day_members AS m (project_id, segment, day, page, members)
+  SELECT e.project_id, s.segment, e.day, e.ordinal / member_page_events(),
+    array_agg(hashtextextended(CASE s.segment WHEN 'user' THEN e.profile_id ELSE e.session_id END, 0) ORDER BY e.ordinal)
+  FROM event_bit_events e CROSS JOIN (VALUES ('user'), ('session')) AS s(segment)
+  GROUP BY 1, 2, 3, 4
+  ON CONFLICT (project_id, segment, day, page) DO UPDATE SET members = m.members || excluded.members;
 
   INSERT INTO event_bit_timezones AS t (project_id, timezone)
   SELECT project_id, timezone FROM event_bit_zones WHERE rebuilt

@@ -1,4 +1,4 @@
-import { index, integer, pgTable, primaryKey, text } from "drizzle-orm/pg-core";
+import { bigint, index, integer, pgTable, primaryKey, text } from "drizzle-orm/pg-core";
 import { unitStart } from "./rollups";
 import { bitVarying, dayBlock } from "./session-bits";
 
@@ -49,6 +49,30 @@ export const eventDayBits = pgTable(
     // block's strings of one column.
     index("event_day_bits_day_idx").on(t.projectId, t.day, t.block, t.dimension),
   ],
+);
+
+/**
+ * Whose each numbered event is, for the `user` and `session` segments of a chart under the
+ * strings: per project, segment (`user`: the visitor's profile id, `session`: the session id), day
+ * and page of member_page_events() numbers (page = number / that), a 64-bit hash of each of the
+ * page's events' member in number order (hashtextextended(id, 0)). A chart reads the entries at
+ * the set bits of its mask and counts distinct hashes. `members` is stored PLAIN (migration 0087):
+ * a page of 896 hashes (7 KB) stays in its heap row, neither compressed nor moved out of line, so
+ * a chart reads a page for all of its entries with one index probe, and no array is detoasted.
+ * Hashes, not numbers, keep the refresh free of a lookup table the session family owns: two ids of
+ * one bucket would have to share a hash to be counted once (about 3 in 10^8 for a million
+ * members), a risk docs/design/filtered-dashboards.md notes.
+ */
+export const eventDayMembers = pgTable(
+  "event_day_members",
+  {
+    projectId: text("project_id").notNull(),
+    segment: text("segment").notNull(),
+    day: unitStart("day"),
+    page: integer("page").notNull(),
+    members: bigint("members", { mode: "bigint" }).array().notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.segment, t.day, t.page] })],
 );
 
 /**

@@ -4,7 +4,13 @@ import { derivedState, eventBitTimezones, eventDayBits, events, projects } from 
 import { CHART_PAIR_COLUMNS } from "../../lib/dimensions";
 import type { Filter, FilterColumn, FilterField } from "../../lib/filter-parser";
 import { combinedDayStrings, type DayStrings } from "../day-strings";
-import { type BucketValues, breakdownValue, type ChartSeriesQuery, scanStart } from "./model";
+import {
+  type BucketValues,
+  breakdownValue,
+  type ChartSegment,
+  type ChartSeriesQuery,
+  scanStart,
+} from "./model";
 import { bucketedUnits, builtInProjectZone, edgesStartLocalDays } from "./rollups";
 import { newSeriesEvents, sameAmounts, unitColumns } from "./units";
 
@@ -36,15 +42,18 @@ const EVENT_STRINGS: DayStrings = {
 const stringColumn = (field: FilterField | undefined): FilterColumn | undefined =>
   field?.kind === "column" && STRING_COLUMNS.has(field.column) ? field.column : undefined;
 
+/** The segments the strings answer: events from their bit counts, visitors and sessions from event-members.ts. */
+const STRING_SEGMENTS: ReadonlySet<ChartSegment> = new Set<ChartSegment>(["event", "user", "session"]);
+
 /**
- * Whether the strings may answer a series: the `event` segment, at least one filter, every filter
+ * Whether the strings may answer a series: the `event`, `user` or `session` segment, at least one filter, every filter
  * and the breakdown (one at most) on a column with strings, and no filter the strings cannot tell
  * from the events: a value that is "" or a `regex` (the strings keep empty strings and NULL alike as
  * not set, as the rollups do). The window and buckets are checked against the strings' zone
  * (eventBitsSource).
  */
 export function eventBitsCover(query: ChartSeriesQuery): boolean {
-  if (!query.rollups || query.segment !== "event") return false;
+  if (!query.rollups || !STRING_SEGMENTS.has(query.segment)) return false;
   if (query.filters.length === 0 || query.breakdowns.length > 1) return false;
   const fields = [...query.filters.map((filter) => filter.field), ...query.breakdowns];
   return (
@@ -95,28 +104,36 @@ function nameFilter(event: string): Filter {
 }
 
 /**
- * Per day and breakdown value, the events of the scanned range the strings count: rows `unit` (the
- * day's start), `b0` and `events`, none of 0. A block where some filter keeps nothing has no mask.
+ * Per day, block and breakdown value, the series' events of the scanned range: rows `day`,
+ * `block`, `b0` (null without a breakdown) and `events`, a string with a bit per event of the
+ * block. A block where some filter keeps nothing has no row; with a breakdown, a value the block
+ * has no string for has none either.
  */
-function stringCounts(query: ChartSeriesQuery): SQL {
+export function matchingEvents(query: ChartSeriesQuery): SQL {
   const filters = query.event === "*" ? query.filters : [...query.filters, nameFilter(query.event)];
   const kept = filters.map((filter) => ({ dimension: stringColumn(filter.field) ?? "", filter }));
   const days = { start: scanStart(query), end: query.current.window.end };
   const masks = sql`select day, chunk as block, strings as mask
     from (${combinedDayStrings(EVENT_STRINGS, query.projectId, kept, days)}) as combined`;
   const breakdown = stringColumn(query.breakdowns[0]);
-  if (breakdown === undefined) {
-    return sql`select m.day as unit, null::text as b0, sum(bit_count(m.mask))::bigint as events
-      from (${masks}) as m group by 1 having sum(bit_count(m.mask)) > 0`;
-  }
-  // Only groups with an event, as on the exact path: a value of the block none of whose events
-  // match is no group (a group of the previous period alone is no series).
+  if (breakdown === undefined)
+    return sql`select m.day, m.block, null::text as b0, m.mask as events from (${masks}) as m`;
   return sql`
-    select m.day as unit, b.name as b0, sum(bit_count(m.mask & b.events))::bigint as events
+    select m.day, m.block, b.name as b0, m.mask & b.events as events
     from (${masks}) as m
     join ${eventDayBits} as b on b.project_id = ${query.projectId} and b.dimension = ${breakdown}
-      and b.day = m.day and b.block = m.block
-    group by 1, 2 having sum(bit_count(m.mask & b.events)) > 0`;
+      and b.day = m.day and b.block = m.block`;
+}
+
+/**
+ * Per day and breakdown value, the events of the scanned range the strings count: rows `unit` (the
+ * day's start), `b0` and `events`, none of 0: only groups with an event, as on the exact path (a
+ * value of the block none of whose events match is no group, and a group of the previous period
+ * alone is no series).
+ */
+function stringCounts(query: ChartSeriesQuery): SQL {
+  return sql`select g.day as unit, g.b0, sum(bit_count(g.events))::bigint as events
+    from (${matchingEvents(query)}) as g group by 1, 2 having sum(bit_count(g.events)) > 0`;
 }
 
 /**

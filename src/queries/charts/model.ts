@@ -101,6 +101,25 @@ export function periodAndBucket(
   };
 }
 
+/**
+ * The keys of a unit with one breakdown value at most (the rollup and string paths): its period and
+ * bucket by its instant, the value as `b0`, and no `b1` or `b2`.
+ */
+export function unitBucketKeys(
+  query: ChartSeriesQuery,
+  unit: SQL | SQL.Aliased | PgColumn,
+  b0: SQL | SQL.Aliased,
+) {
+  const { period, bucket } = periodAndBucket(unit, query);
+  return {
+    period: period.as("period"),
+    bucket: bucket.as("bucket"),
+    b0: sql<string | null>`${b0}`.as("b0"),
+    b1: sql<string | null>`null::text`.as("b1"),
+    b2: sql<string | null>`null::text`.as("b2"),
+  };
+}
+
 /** The field's value as text; a property key path is one bound text[] parameter. */
 export function fieldText(field: FilterField): SQL {
   if (field.kind === "property") {

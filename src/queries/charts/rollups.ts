@@ -21,8 +21,8 @@ import {
   type ChartSegment,
   type ChartSeriesQuery,
   isPropertySegment,
-  periodAndBucket,
   scanStart,
+  unitBucketKeys,
 } from "./model";
 import { isDistinctSegment, newMemberUnits } from "./new-members";
 import { newSeriesEvents, sameAmounts, seriesRange, unitColumns } from "./units";
@@ -361,14 +361,9 @@ export type ChartUnits = SubqueryWithSelection<ReturnType<typeof unitColumns>, "
  * like the exact path's from the events.
  */
 export function bucketedUnits(db: Database, query: ChartSeriesQuery, units: ChartUnits): BucketValues {
-  const { period, bucket } = periodAndBucket(units.unit, query);
   const bucketed = db
     .select({
-      period: period.as("period"),
-      bucket: bucket.as("bucket"),
-      b0: sql<string | null>`${units.b0}`.as("b0"),
-      b1: sql<string | null>`null::text`.as("b1"),
-      b2: sql<string | null>`null::text`.as("b2"),
+      ...unitBucketKeys(query, units.unit, units.b0),
       events: units.events,
       amountSum: units.amountSum,
       amountMin: units.amountMin,

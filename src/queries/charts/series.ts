@@ -1,8 +1,10 @@
 import { and, isNotNull, lte, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
-import { eventBitsBucketValues, eventBitsSource } from "./event-bits";
+import { type EventBitsSource, eventBitsBucketValues, eventBitsSource } from "./event-bits";
+import { eventMemberBucketValues } from "./event-members";
 import { exactBucketValues } from "./exact";
-import type { ChartGroup, ChartSeriesQuery, ChartSeriesResult } from "./model";
+import type { BucketValues, ChartGroup, ChartSeriesQuery, ChartSeriesResult } from "./model";
+import { isDistinctSegment } from "./new-members";
 import { chartRollupSource, rolledUpBucketValues } from "./rollups";
 
 /**
@@ -11,9 +13,17 @@ import { chartRollupSource, rolledUpBucketValues } from "./rollups";
  * when asked, ranks the groups by their current total and returns only the top `limit` (plus one
  * row's worth of evidence that more existed). The values come from the event rollups when they
  * cover the series (rollups.ts), or from the bit strings over each day's events for filters on more
- * columns than the rollups pair (event-bits.ts), else from the events (exact.ts). Zero-filling happens here; the
+ * columns than the rollups pair (event-bits.ts, event-members.ts), else from the events (exact.ts). Zero-filling happens here; the
  * summaries (summaries.ts) use exact decimal arithmetic, so they agree with what SQL would compute.
  */
+
+/** A series the event strings cover: events from their bit counts, visitors and sessions from their members. */
+function stringBucketValues(db: Database, query: ChartSeriesQuery, source: EventBitsSource): BucketValues {
+  const { segment } = query;
+  return isDistinctSegment(segment)
+    ? eventMemberBucketValues(db, { ...query, segment }, source)
+    : eventBitsBucketValues(db, query, source);
+}
 
 /**
  * The ranked groups of one series, both periods, in one round trip (two on the rollup path: the
@@ -27,7 +37,7 @@ export async function chartSeries(db: Database, query: ChartSeriesQuery): Promis
   const perBucket = source
     ? await rolledUpBucketValues(db, query, source)
     : strings
-      ? eventBitsBucketValues(db, query, strings)
+      ? stringBucketValues(db, query, strings)
       : exactBucketValues(db, query);
 
   // A group's current total is the sum of its bucket values: the same number as its `metrics.sum`,

@@ -1,0 +1,135 @@
+-- member_page_events(): how many numbered events of a day one row of event_day_members holds
+-- (src/db/routines/refresh_event_bits.sql): event `n` of a day is entry n % 896 + 1 of page
+-- n / 896. 896 hashes of 8 bytes make an array of about 7 KB, which a PLAIN column keeps in its
+-- heap row (a row must fit a page of 8 KB): a chart (src/queries/charts/event-members.ts) reads a
+-- page's entries with one index probe and no TOAST fetch, and a day of 110,000 events (10 million
+-- over 90 days) is 123 pages a segment. The chart queries read it here, so the two cannot disagree.
+CREATE OR REPLACE FUNCTION member_page_events() RETURNS integer
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+AS $fn$
+  SELECT 896
+$fn$;
+--> statement-breakpoint
+-- refresh_event_bits(from_xid, next_xid): the bit strings per project day over the day's events
+-- (event_day_bits, with each day's count of numbered events in event_day_sizes), which answer a
+-- chart filtered on two or more columns (src/queries/charts/event-bits.ts).
+-- refresh_event_pair_rollups (src/db/routines/refresh_event_pair_rollups.sql) calls it under the
+-- event rollups' lock and watermarks, with its temporary table `pair_events` of the events between
+-- them (every event on the first run): the strings then hold exactly the events below next_xid.
+--
+-- A day is the project's own (its timezone, UTC when it has none), recorded per project in
+-- event_bit_timezones. A project without a record, or whose timezone is not the one recorded, is
+-- built whole from all of its events below next_xid; the others add their new events.
+--
+-- A day's events are numbered 0…: a build numbers them by time; a later run gives its new events
+-- the next numbers of their day, in the same order, and never renumbers the others, since events
+-- never change. Every string of the day has a bit per number: one per event name and per value of
+-- each of the nine chart columns, empty strings and NULL alike as "not set" (name NULL). A day's
+-- strings are cut into blocks of day_block_bits() numbers (src/db/routines/day_block_bits.sql), and
+-- a run rewrites only the blocks of the numbers it gave: the block's stored strings are taken out,
+-- padded to its new size and ORed with the new bits.
+--
+-- Beside the strings, event_day_members keeps whose each numbered event is (a hash of its visitor,
+-- segment `user`, and of its session, `session`), per page of member_page_events() numbers, for
+-- the distinct counts of those chart segments: a run appends its new events' hashes to the day's
+-- last page and writes the pages after it.
+CREATE OR REPLACE FUNCTION refresh_event_bits(from_xid bigint, next_xid bigint) RETURNS void
+LANGUAGE plpgsql
+-- Groups by hashing; the window below sorts the events once.
+SET enable_sort = off
+SET jit = off
+AS $fn$
+DECLARE
+  -- Its temporary tables, their disk given back when it ends (src/db/routines/free_temporary_tables.sql).
+  scratch_tables constant text[] := ARRAY['event_bit_zones', 'event_bit_events', 'event_bit_blocks'];
+  -- The columns with strings besides the name: CHART_PAIR_COLUMNS in src/lib/dimensions.ts, held
+  -- equal by test/node/routines.test.ts.
+  bit_dimensions text[] := ARRAY['country', 'device', 'browser', 'os', 'referrer_name', 'referrer_type',
+    'utm_source', 'utm_medium', 'utm_campaign'];
+  -- The columns of `pair_events` or `events` (as `e`) the strings read, with the zone `z`'s day.
+  columns text := 'e.project_id COLLATE "default" AS project_id, date_trunc(''day'', e.created_at, z.timezone) AS day,'
+    ' e.created_at, e.name COLLATE "default" AS name, e.profile_id, e.session_id'
+    || (SELECT string_agg(format(', e.%1$I COLLATE "default" AS %1$I', d), '') FROM unnest(bit_dimensions) AS d);
+  -- One group per (day, block, value) of the name and of each column: the offsets of its events in the block.
+  value_groups text := 'SELECT project_id, day, ordinal / day_block_bits() AS block, ''name'' AS dimension,'
+    ' nullif(name, '''') AS name, array_agg(ordinal % day_block_bits()) AS ordinals FROM event_bit_events GROUP BY 1, 2, 3, 5'
+    || (SELECT string_agg(format(' UNION ALL SELECT project_id, day, ordinal / day_block_bits(), %1$L,'
+      ' nullif(%1$I, ''''), array_agg(ordinal %% day_block_bits()) FROM event_bit_events GROUP BY 1, 2, 3, 5', d), '')
+      FROM unnest(bit_dimensions) AS d);
+  written text := 'SELECT g.project_id, g.day, g.block, g.dimension, g.name, ordinal_bits(g.ordinals, b.size) AS events'
+    ' FROM (' || value_groups || ') AS g JOIN event_bit_blocks b ON b.project_id = g.project_id AND b.day = g.day'
+    ' AND b.block = g.block';
+  rebuild_all boolean := from_xid = 0;
+BEGIN
+  PERFORM free_temporary_tables(VARIADIC scratch_tables);
+  -- Each project's zone, and whether its strings are built whole in this run (all of them on the first).
+  CREATE TEMPORARY TABLE event_bit_zones ON COMMIT DROP AS
+  SELECT ids.project_id, coalesce(p.timezone, 'UTC') AS timezone,
+    rebuild_all OR t.timezone IS DISTINCT FROM coalesce(p.timezone, 'UTC') AS rebuilt
+  FROM (SELECT id AS project_id FROM projects UNION SELECT project_id COLLATE "default" FROM pair_events) AS ids
+  LEFT JOIN projects p ON p.id = ids.project_id
+  LEFT JOIN event_bit_timezones t ON t.project_id = ids.project_id;
+  ANALYZE event_bit_zones;
+
+  IF rebuild_all THEN
+    TRUNCATE event_day_bits, event_day_sizes, event_day_members;
+  ELSIF EXISTS (SELECT 1 FROM event_bit_zones WHERE rebuilt) THEN
+    EXECUTE 'DELETE FROM event_day_bits b USING event_bit_zones z WHERE b.project_id = z.project_id AND z.rebuilt AND '
+      || rebuilt_projects_only('event_bit_zones', 'b');
+    EXECUTE 'DELETE FROM event_day_sizes b USING event_bit_zones z WHERE b.project_id = z.project_id AND z.rebuilt AND '
+      || rebuilt_projects_only('event_bit_zones', 'b');
+    EXECUTE 'DELETE FROM event_day_members b USING event_bit_zones z WHERE b.project_id = z.project_id AND z.rebuilt AND '
+      || rebuilt_projects_only('event_bit_zones', 'b');
+  END IF;
+
+  -- The events to add: the new ones of the projects kept (on the first run every event), and all
+  -- of those of the projects built whole, read from `events`. Each with its project day and number:
+  -- the day's count so far, then its place among them by time.
+  EXECUTE format('CREATE TEMPORARY TABLE event_bit_events ON COMMIT DROP AS SELECT n.*, coalesce(s.size, 0) - 1'
+      ' + row_number() OVER (PARTITION BY n.project_id, n.day ORDER BY n.created_at)::integer AS ordinal FROM ('
+      'SELECT %1$s FROM pair_events e JOIN event_bit_zones z ON z.project_id = e.project_id COLLATE "default"%2$s',
+      columns, CASE WHEN rebuild_all THEN '' ELSE ' WHERE NOT z.rebuilt' END)
+    || CASE WHEN rebuild_all OR NOT EXISTS (SELECT 1 FROM event_bit_zones WHERE rebuilt) THEN ''
+      ELSE format(' UNION ALL SELECT %s FROM event_bit_zones z JOIN events e ON e.project_id = z.project_id'
+        ' AND e.ingest_xid < %s WHERE z.rebuilt AND %s', columns, next_xid, rebuilt_projects_only('event_bit_zones', 'e')) END
+    || ') AS n LEFT JOIN event_day_sizes s ON s.project_id = n.project_id AND s.day = n.day';
+  INSERT INTO event_day_sizes AS s (project_id, day, size)
+  SELECT project_id, day, max(ordinal) + 1 FROM event_bit_events GROUP BY 1, 2
+  ON CONFLICT (project_id, day) DO UPDATE SET size = excluded.size;
+  -- The blocks written, with the bits their strings now have: the day's size past the block's
+  -- start, at most a block's, rounded up to whole bytes by ordinal_bits.
+  CREATE TEMPORARY TABLE event_bit_blocks ON COMMIT DROP AS
+  SELECT b.project_id, b.day, b.block, least(day_block_bits(), s.size - b.block * day_block_bits()) AS size
+  FROM (SELECT DISTINCT project_id, day, ordinal / day_block_bits() AS block FROM event_bit_events) AS b
+  JOIN event_day_sizes s ON s.project_id = b.project_id AND s.day = b.day;
+  ANALYZE event_bit_events, event_bit_blocks;
+
+  -- Written in (project, day, block, value) order, so that a day's strings lie together.
+  IF rebuild_all THEN
+    EXECUTE 'INSERT INTO event_day_bits (project_id, day, block, dimension, name, events) ' || written || ' ORDER BY 1, 2, 3, 4, 5';
+  ELSE
+    EXECUTE 'WITH kept AS (DELETE FROM event_day_bits s USING event_bit_blocks b WHERE s.project_id = b.project_id'
+        ' AND s.day = b.day AND s.block = b.block RETURNING s.project_id, s.day, s.block, s.dimension, s.name,'
+        ' s.events || repeat(''0'', (b.size + 7) / 8 * 8 - length(s.events))::bit varying AS events)'
+        ' INSERT INTO event_day_bits (project_id, day, block, dimension, name, events)'
+        ' SELECT project_id, day, block, dimension, name, bit_or(events) FROM (SELECT * FROM kept UNION ALL '
+      || written || ') AS merged GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5';
+  END IF;
+
+  -- Whose the new events are: their numbers follow the day's, so a page's new entries go after
+  -- its stored ones.
+  INSERT INTO event_day_members AS m (project_id, segment, day, page, members)
+  SELECT e.project_id, s.segment, e.day, e.ordinal / member_page_events(),
+    array_agg(hashtextextended(CASE s.segment WHEN 'user' THEN e.profile_id ELSE e.session_id END, 0) ORDER BY e.ordinal)
+  FROM event_bit_events e CROSS JOIN (VALUES ('user'), ('session')) AS s(segment)
+  GROUP BY 1, 2, 3, 4
+  ON CONFLICT (project_id, segment, day, page) DO UPDATE SET members = m.members || excluded.members;
+
+  INSERT INTO event_bit_timezones AS t (project_id, timezone)
+  SELECT project_id, timezone FROM event_bit_zones WHERE rebuilt
+  ON CONFLICT (project_id) DO UPDATE SET timezone = excluded.timezone;
+  PERFORM free_temporary_tables(VARIADIC scratch_tables);
+END;
+$fn$;

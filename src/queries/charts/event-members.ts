@@ -1,0 +1,102 @@
+import { type SQL, sql } from "drizzle-orm";
+import type { PgColumn } from "drizzle-orm/pg-core";
+import type { Database } from "../../db/client";
+import { eventDayMembers, events } from "../../db/schema";
+import { type EventBitsSource, matchingEvents } from "./event-bits";
+import {
+  type BucketValues,
+  breakdownValue,
+  bucketValues,
+  type ChartSeriesQuery,
+  unitBucketKeys,
+} from "./model";
+import type { DistinctSegment } from "./new-members";
+import { newSeriesEvents } from "./units";
+
+/**
+ * The `user` and `session` segments of a chart the event strings cover (event-bits.ts): a distinct
+ * count needs each matching event's visitor or session, which the strings do not say. The day's
+ * events' hashes of each are kept per page of their numbers (event_day_members, written with the
+ * strings by src/db/routines/refresh_event_bits.sql), so the positions of a block's set bits are
+ * looked up there and the distinct hashes counted per bucket and breakdown value. The cost follows
+ * the matching events and the pages they fall in, not the window's events: the strings find
+ * them, and a page of 896 is read once for all of its entries. The events at or above the strings' watermark are hashed as they are read, so
+ * every member is counted once whichever side holds it.
+ */
+
+/** The hash the refresh keeps of a member id (hashtextextended, seed 0). */
+const memberHash = (id: PgColumn) => sql`hashtextextended(${id}, 0)`;
+
+/**
+ * Each set bit of a block's string as the day's event number: the string's text cut at each '1'
+ * leaves the runs of '0' before each set bit (and a last run after the last one), so the running
+ * sum of the runs' lengths plus one is each set bit's position (the last run, after the last set
+ * bit, is cut off). One C-level pass over the string, then a row per matching event.
+ */
+function matchingEventNumbers(query: ChartSeriesQuery): SQL {
+  return sql`
+    select g.day, g.b0, g.block * day_block_bits() + r.position as number
+    from (${matchingEvents(query)}) as g
+    cross join lateral (select string_to_array(g.events::text, '1') as runs) as cut
+    cross join lateral (
+      select (sum(length(u.run) + 1) over (order by u.i) - 1)::integer as position
+      from unnest(cut.runs[1:cardinality(cut.runs) - 1]) with ordinality as u(run, i)
+    ) as r
+    where bit_count(g.events) > 0`;
+}
+
+/** The units counted: an instant, a breakdown value and a member's hash, from the strings and the new events. */
+function memberUnits(
+  db: Database,
+  query: ChartSeriesQuery & { segment: DistinctSegment },
+  watermark: number,
+) {
+  const pages = eventDayMembers;
+  // The matching events grouped by the page they fall in, so that each page is probed once for
+  // all of its entries (and breakdown values), whatever plan the join gets.
+  const byPage = sql`
+    select n.day, n.number / member_page_events() as page,
+      array_agg(n.number % member_page_events() + 1) as entries, array_agg(n.b0) as values
+    from (${matchingEventNumbers(query)}) as n group by 1, 2`;
+  const fromStrings = sql`
+    select p.day as unit, e.b0, ${pages.members}[e.entry] as member
+    from (${byPage}) as p
+    join ${pages} on ${pages.projectId} = ${query.projectId} and ${pages.segment} = ${query.segment}
+      and ${pages.day} = p.day and ${pages.page} = p.page
+    cross join lateral unnest(p.entries, p.values) as e(entry, b0)`;
+  const id = query.segment === "user" ? events.profileId : events.sessionId;
+  const fromEvents = db
+    .select({
+      unit: sql<Date>`${events.createdAt}`.as("unit"),
+      b0: breakdownValue(query.breakdowns[0]).as("b0"),
+      member: sql<string>`${memberHash(id)}`.as("member"),
+    })
+    .from(events)
+    .where(newSeriesEvents(query, watermark));
+  return db
+    .select({
+      unit: sql<Date>`unit`.as("unit"),
+      b0: sql<string | null>`b0`.as("b0"),
+      member: sql<string>`member`.as("member"),
+    })
+    .from(sql`(${fromStrings} union all (${fromEvents})) as members`)
+    .as("members");
+}
+
+/**
+ * The bucket values of a covered `user` or `session` series (eventBitsSource): per period, bucket
+ * and breakdown value, the distinct members of its events. A bucket may span days: the hashes are
+ * the same on every day, so a member of two days of it counts once.
+ */
+export function eventMemberBucketValues(
+  db: Database,
+  query: ChartSeriesQuery & { segment: DistinctSegment },
+  source: EventBitsSource,
+): BucketValues {
+  const units = memberUnits(db, query, source.watermark);
+  const bucketed = db
+    .select({ ...unitBucketKeys(query, units.unit, units.b0), member: units.member })
+    .from(units)
+    .as("bucketed");
+  return bucketValues(db, bucketed, sql`count(distinct ${bucketed.member})::numeric`);
+}
