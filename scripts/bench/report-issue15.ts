@@ -288,9 +288,9 @@ const ANSWERED_BY: Record<FilterCaseKind, string> = {
     "the day (each group is one row a day: the filter is one value, the buckets days)",
   chartTwo:
     "event segment: the bit strings per day over the day's events (the AND of the filters' and the name's " +
-    "strings, counted with each breakdown value's); user and session segments: the exact path, the window's " +
-    "events of the series' name (a distinct count needs each matching event's visitor or session, which the " +
-    "strings do not carry, and the pair rows hold no combination of three columns)",
+    "strings, counted with each breakdown value's); user and session segments: the same strings' matching " +
+    "events looked up, a page of 896 at a time, in the hashes of each day's events' visitors and sessions " +
+    "(event_day_members), counted distinct",
 };
 
 function answeredBy(runs: number): string[] {
