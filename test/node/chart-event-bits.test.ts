@@ -383,12 +383,7 @@ async function storedMembers(projectId: string): Promise<DayMembers[]> {
     ) as p
     where (page < last_page and n <> member_page_events()) or (page = last_page and page * member_page_events() + n <> size)`);
   expect(pages.rows[0]?.misfits).toBe("0");
-  const result = await database.db.execute<{
-    segment: string;
-    day: string;
-    entries: string;
-    members: string;
-  }>(sql`
+  const result = await database.db.execute<DayMembers>(sql`
     select segment, day::text, count(*)::text as entries, md5(string_agg(member::text, ',' order by member)) as members
     from event_day_members m, unnest(m.members) as member
     where m.project_id = ${projectId} group by 1, 2 order by 1, 2`);
@@ -397,12 +392,7 @@ async function storedMembers(projectId: string): Promise<DayMembers[]> {
 
 /** The same from the project's events in its zone now, hashed as the refresh is documented to hash them. */
 async function membersOfTraffic(projectId: string): Promise<DayMembers[]> {
-  const result = await database.db.execute<{
-    segment: string;
-    day: string;
-    entries: string;
-    members: string;
-  }>(sql`
+  const result = await database.db.execute<DayMembers>(sql`
     select s.segment, date_trunc('day', e.created_at, coalesce(p.timezone, 'UTC'))::text as day,
       count(*)::text as entries, md5(string_agg(h.member::text, ',' order by h.member)) as members
     from events e left join projects p on p.id = e.project_id
