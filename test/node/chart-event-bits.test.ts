@@ -361,12 +361,12 @@ async function stringCountsOfTraffic(projectId: string) {
   return result.rows;
 }
 
-interface DayMembers {
+type DayMembers = {
   segment: string;
   day: string;
   entries: string;
   members: string;
-}
+};
 
 /**
  * Per segment and day of a project's members: how many entries its pages hold, and a digest of its
