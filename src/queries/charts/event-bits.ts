@@ -107,12 +107,12 @@ function nameFilter(event: string): Filter {
  * Per day, block and breakdown value, the series' events of the scanned range: rows `day`,
  * `block`, `b0` (null without a breakdown) and `events`, a string with a bit per event of the
  * block. A block where some filter keeps nothing has no row; with a breakdown, a value the block
- * has no string for has none either.
+ * has no string for has none either. With `only` (local midnights), only those days of it.
  */
-export function matchingEvents(query: ChartSeriesQuery): SQL {
+export function matchingEvents(query: ChartSeriesQuery, only?: readonly number[]): SQL {
   const filters = query.event === "*" ? query.filters : [...query.filters, nameFilter(query.event)];
   const kept = filters.map((filter) => ({ dimension: stringColumn(filter.field) ?? "", filter }));
-  const days = { start: scanStart(query), end: query.current.window.end };
+  const days = { start: scanStart(query), end: query.current.window.end, days: only };
   const masks = sql`select day, chunk as block, strings as mask
     from (${combinedDayStrings(EVENT_STRINGS, query.projectId, kept, days)}) as combined`;
   const breakdown = stringColumn(query.breakdowns[0]);

@@ -18,7 +18,11 @@ import { chartRollupSource, rolledUpBucketValues } from "./rollups";
  */
 
 /** A series the event strings cover: events from their bit counts, visitors and sessions from their members. */
-function stringBucketValues(db: Database, query: ChartSeriesQuery, source: EventBitsSource): BucketValues {
+async function stringBucketValues(
+  db: Database,
+  query: ChartSeriesQuery,
+  source: EventBitsSource,
+): Promise<BucketValues> {
   const { segment } = query;
   return isDistinctSegment(segment)
     ? eventMemberBucketValues(db, { ...query, segment }, source)
@@ -28,7 +32,8 @@ function stringBucketValues(db: Database, query: ChartSeriesQuery, source: Event
 /**
  * The ranked groups of one series, both periods, in one round trip (two on the rollup path: the
  * watermark first, and three for the day rows, whose zone is read before that; two from the
- * strings, whose zone and watermark are read first).
+ * strings, whose zone and watermark are read first, and three for the distinct members of a long
+ * window, whose parts are counted at once first).
  */
 export async function chartSeries(db: Database, query: ChartSeriesQuery): Promise<ChartSeriesResult> {
   const { current, previous } = query;
@@ -37,7 +42,7 @@ export async function chartSeries(db: Database, query: ChartSeriesQuery): Promis
   const perBucket = source
     ? await rolledUpBucketValues(db, query, source)
     : strings
-      ? stringBucketValues(db, query, strings)
+      ? await stringBucketValues(db, query, strings)
       : exactBucketValues(db, query);
 
   // A group's current total is the sum of its bucket values: the same number as its `metrics.sum`,

@@ -1,8 +1,9 @@
 import { type AnyColumn, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { pageDayBits, pageDayRollups, pageDaySlices } from "../../db/schema";
+import { textColumns } from "../statement-parts";
 import { type CountedRanking, type PartCount, rankedInParts, shownOnPage } from "./counted-in-parts";
-import { partsWeight, rowsOfDayParts, textColumns } from "./day-parts";
+import { partsWeight, rowsOfDayParts } from "./day-parts";
 import type { BitStringFilter, DayPart, Page, SessionScope } from "./model";
 import { dayMasks, slicedSum } from "./session-masks";
 
