@@ -4,13 +4,15 @@
 -- (src/db/routines/refresh_session_family.sql) took first, after the session rollups have run in
 -- the same transaction. Events never change once stored, so a run merges what the new events carry: the
 -- earliest and latest time (the latest event, ties broken by id, gives the last-known attributes),
--- whether one was identified and the latest that was, and their count. Session counts are recounted, through the
--- (project_id, profile_id, started_at) index of sessions, for the profiles whose sessions this run
--- changed: the visitor of a new session, and both visitors of one a late earlier event handed from
--- one to another; and for the profiles new to the summaries, whose sessions may have been written
--- before their events reached this routine (the session family reads every committed event, this
--- one those below next_xid). A session that only grew changes no count, so its visitor is not
--- counted again each minute it runs, whatever its history of sessions. All of them are recounted
+-- whether one was identified and the latest that was, and their count. Session counts move by
+-- difference: a stored profile gains the touched sessions that are now its own and loses those that
+-- were (touched_after less touched_before, per visitor: a new session, or one a late earlier event
+-- handed from one visitor to another; a session that only grew nets to nothing), so a returning
+-- visitor's sessions are not counted again, however many it has. Sessions are never deleted, so
+-- that difference is every change. A profile new to the summaries is counted whole instead,
+-- through the (project_id, profile_id, started_at) index of sessions: its sessions may have been
+-- written before its events reached this routine (the session family reads every committed event,
+-- this one those below next_xid), when it had no row to add them to. All of them are recounted
 -- when the sessions were rebuilt whole. The first run (watermark 0) reads every event.
 CREATE OR REPLACE FUNCTION refresh_profile_summaries(next_xid bigint, sessions_rebuilt boolean) RETURNS void
 LANGUAGE plpgsql
@@ -20,7 +22,7 @@ SET random_page_cost = 1.1
 AS $fn$
 DECLARE
   -- Its temporary tables, their disk given back when it ends (src/db/routines/free_temporary_tables.sql).
-  scratch_tables constant text[] := ARRAY['profile_delta', 'new_profiles', 'recounted_profiles'];
+  scratch_tables constant text[] := ARRAY['profile_delta', 'new_profiles', 'session_count_moves'];
   from_xid bigint;
 BEGIN
   PERFORM pg_advisory_xact_lock(hashtext('refresh_profile_summaries'));
@@ -83,19 +85,23 @@ BEGIN
   ELSE
     -- touched_before and touched_after: the rewritten sessions before and after this run
     -- (refresh_session_rollups, src/db/routines/refresh_session_rollups.sql).
-    CREATE TEMPORARY TABLE recounted_profiles ON COMMIT DROP AS
-    SELECT project_id, profile_id FROM new_profiles
-    UNION SELECT a.project_id, a.profile_id FROM touched_after a
-      LEFT JOIN touched_before b ON b.project_id = a.project_id AND b.id = a.id
-      WHERE b.id IS NULL OR b.profile_id IS DISTINCT FROM a.profile_id
-    UNION SELECT b.project_id, b.profile_id FROM touched_before b
-      JOIN touched_after a ON a.project_id = b.project_id AND a.id = b.id
-      WHERE a.profile_id IS DISTINCT FROM b.profile_id;
+    CREATE TEMPORARY TABLE session_count_moves ON COMMIT DROP AS
+    SELECT project_id, profile_id, sum(moved)::int AS moved
+    FROM (
+      SELECT project_id, profile_id, 1 AS moved FROM touched_after
+      UNION ALL SELECT project_id, profile_id, -1 FROM touched_before
+    ) AS m
+    GROUP BY project_id, profile_id
+    HAVING sum(moved) <> 0;
+    UPDATE profile_summaries p SET session_count = p.session_count + m.moved
+    FROM session_count_moves m
+    WHERE p.project_id = m.project_id AND p.profile_id = m.profile_id
+      AND NOT EXISTS (SELECT FROM new_profiles n WHERE n.project_id = m.project_id AND n.profile_id = m.profile_id);
     UPDATE profile_summaries p SET session_count = c.sessions
     FROM (
-      SELECT r.project_id, r.profile_id,
-        (SELECT count(*)::int FROM sessions s WHERE s.project_id = r.project_id AND s.profile_id = r.profile_id) AS sessions
-      FROM recounted_profiles r
+      SELECT n.project_id, n.profile_id,
+        (SELECT count(*)::int FROM sessions s WHERE s.project_id = n.project_id AND s.profile_id = n.profile_id) AS sessions
+      FROM new_profiles n
     ) AS c
     WHERE p.project_id = c.project_id AND p.profile_id = c.profile_id AND p.session_count <> c.sessions;
   END IF;
