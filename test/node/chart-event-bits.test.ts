@@ -1,11 +1,12 @@
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Filter, resolveFilterField } from "../../src/lib/filter-parser";
+import type { Filter } from "../../src/lib/filter-parser";
 import { bucketParts } from "../../src/queries/charts/bucket-parts";
 import { eventBitsCover, eventBitsSource } from "../../src/queries/charts/event-bits";
 import type { ChartSegment, ChartSeriesQuery } from "../../src/queries/charts/model";
 import { chartRollupSource } from "../../src/queries/charts/rollups";
 import { chartSeries } from "../../src/queries/charts/series";
+import { chartField, chartWindows } from "../support/chart-rollup-cases";
 import {
   createOrganization,
   createProject,
@@ -147,18 +148,6 @@ const SHAPES: Shape[] = [
   ["one day by hour", FROM + 3 * DAY, FROM + 4 * DAY, HOUR, false, false],
 ];
 
-function steps(start: number, end: number, step: number): number[] {
-  const buckets: number[] = [];
-  for (let t = start; t < end; t += step) buckets.push(t);
-  return buckets;
-}
-
-const field = (name: string) => {
-  const resolved = resolveFilterField(name);
-  if (!resolved) throw new Error(`no field ${name}`);
-  return resolved;
-};
-
 /** The segments the strings answer. */
 const SEGMENTS: ChartSegment[] = ["event", "user", "session"];
 
@@ -175,20 +164,14 @@ function chartQuery(
     event: item.event,
     segment,
     filters: item.filters.map(([name, values, operator], index) => ({
-      field: field(name),
+      field: chartField(name),
       operator: operator ?? "is",
       values,
       index,
     })),
-    breakdowns: item.breakdown === undefined ? [] : [field(item.breakdown)],
+    breakdowns: item.breakdown === undefined ? [] : [chartField(item.breakdown)],
     limit: 50,
-    current: { window: { start, end }, buckets: steps(start, end, step) },
-    previous: previous
-      ? {
-          window: { start: start - (end - start), end: start },
-          buckets: steps(start - (end - start), start, step),
-        }
-      : undefined,
+    ...chartWindows(start, end, step, previous),
     rollups,
   };
 }
@@ -339,7 +322,7 @@ describe("charts under filters on several columns, from the event strings", () =
       expect({ segment, covered: eventBitsCover({ ...base, segment }) }).toEqual({ segment, covered: false });
     }
     const filter = (name: string, operator: Filter["operator"], values: string[]): Filter => ({
-      field: field(name),
+      field: chartField(name),
       operator,
       values,
       index: 0,
@@ -354,8 +337,8 @@ describe("charts under filters on several columns, from the event strings", () =
     ]) {
       expect({ filters, covered: eventBitsCover({ ...base, filters }) }).toEqual({ filters, covered: false });
     }
-    expect(eventBitsCover({ ...base, breakdowns: [field("browser"), field("os")] })).toBe(false);
-    expect(eventBitsCover({ ...base, breakdowns: [field("path")] })).toBe(false);
+    expect(eventBitsCover({ ...base, breakdowns: [chartField("browser"), chartField("os")] })).toBe(false);
+    expect(eventBitsCover({ ...base, breakdowns: [chartField("path")] })).toBe(false);
   });
 });
 

@@ -15,6 +15,31 @@ function steps(start: number, end: number, step: number): number[] {
   return buckets;
 }
 
+/** A filter or breakdown field by its API name. */
+export function chartField(name: string) {
+  const resolved = resolveFilterField(name);
+  if (!resolved) throw new Error(`no field ${name}`);
+  return resolved;
+}
+
+/** A chart's window of `step` buckets, and with `previous` the window of as many before it. */
+export function chartWindows(
+  start: number,
+  end: number,
+  step: number,
+  previous: boolean,
+): Pick<ChartSeriesQuery, "current" | "previous"> {
+  return {
+    current: { window: { start, end }, buckets: steps(start, end, step) },
+    previous: previous
+      ? {
+          window: { start: start - (end - start), end: start },
+          buckets: steps(start - (end - start), start, step),
+        }
+      : undefined,
+  };
+}
+
 interface Case {
   segment: ChartSegment;
   property?: string;
@@ -150,28 +175,17 @@ export const SHAPES: Array<[string, number, number, number, boolean]> = [
 
 export function chartQuery(projectId: string, item: Case, shape: (typeof SHAPES)[number], rollups: boolean) {
   const [, start, end, step, previous] = shape;
-  const field = (name: string) => {
-    const resolved = resolveFilterField(name);
-    if (!resolved) throw new Error(`no field ${name}`);
-    return resolved;
-  };
   const query: ChartSeriesQuery = {
     projectId,
     event: item.event,
     segment: item.segment,
-    property: item.property === undefined ? undefined : field(item.property),
+    property: item.property === undefined ? undefined : chartField(item.property),
     filters: [item.filter, item.and].flatMap((filter, index) =>
-      filter ? [{ field: field(filter[0]), operator: filter[2] ?? "is", values: filter[1], index }] : [],
+      filter ? [{ field: chartField(filter[0]), operator: filter[2] ?? "is", values: filter[1], index }] : [],
     ),
-    breakdowns: item.breakdown === undefined ? [] : [field(item.breakdown)],
+    breakdowns: item.breakdown === undefined ? [] : [chartField(item.breakdown)],
     limit: 50,
-    current: { window: { start, end }, buckets: steps(start, end, step) },
-    previous: previous
-      ? {
-          window: { start: start - (end - start), end: start },
-          buckets: steps(start - (end - start), start, step),
-        }
-      : undefined,
+    ...chartWindows(start, end, step, previous),
     rollups,
   };
   return query;
