@@ -1,21 +1,21 @@
-import { and, eq, gt, sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  events,
-  pageDayRollups,
-  pageDimensionRollups,
-  pageRollups,
-  projects,
-  sessionDayRollups,
-  sessionPages,
-  sessionPairRollups,
-  sessionRollups,
-  sessions,
-} from "../../src/db/schema";
-import { BREAKDOWN_DIMENSIONS, DIMENSION_PREFIXES } from "../../src/lib/dimensions";
+import { events, projects } from "../../src/db/schema";
 import { startOfLocalDay } from "../../src/lib/timezone";
 import { createOrganization, createProject, type EventInput, insertEvents } from "../support/factories";
 import { testDatabase } from "../support/node/database";
+import {
+  expectedDimensionPages,
+  expectedPageUnits,
+  expectedPairs,
+  expectedSessionUnits,
+  HOURS,
+  keyOf,
+  storedDimensionPages,
+  storedPageUnits,
+  storedPairs,
+  storedSessionUnits,
+} from "../support/node/rollup-sums";
 import {
   dayNumberProblems,
   expectedBitStrings,
@@ -57,310 +57,26 @@ function traffic(projectId: string): EventInput[] {
   return generateTraffic({ projectId, seed: 47, sessions: 300, from: FROM, to: TO }) as EventInput[];
 }
 
-type SessionRow = typeof sessions.$inferSelect;
-type Sums = {
-  sessions: number;
-  bounces: number;
-  screenViews: number;
-  durationMs: number;
-  timedSessions: number;
-  revenue: number;
-};
-
-const dimensionValue = (session: SessionRow, dimension: string): string | null => {
-  const value = (session as unknown as Record<string, string | null>)[camel(dimension)];
-  return value === "" || value === undefined ? null : value;
-};
-const camel = (name: string) => name.replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase());
-
-const keyOf = (parts: Array<string | number | null>) => JSON.stringify(parts);
-
-/** The session sums of a stored rollup row. */
-const sessionSums = (row: Sums): Sums => ({
-  sessions: row.sessions,
-  bounces: row.bounces,
-  screenViews: row.screenViews,
-  durationMs: row.durationMs,
-  timedSessions: row.timedSessions,
-  revenue: row.revenue,
-});
-
-/** Adds a session to the sums of its group `key`, as every session rollup sums it. */
-function addSession(expected: Map<string, Sums>, key: string, session: SessionRow): void {
-  const sums = expected.get(key) ?? {
-    sessions: 0,
-    bounces: 0,
-    screenViews: 0,
-    durationMs: 0,
-    timedSessions: 0,
-    revenue: 0,
-  };
-  sums.sessions += 1;
-  sums.bounces += session.isBounce ? 1 : 0;
-  sums.screenViews += session.screenViewCount;
-  sums.durationMs += session.durationMs > 0 ? session.durationMs : 0;
-  sums.timedSessions += session.durationMs > 0 ? 1 : 0;
-  sums.revenue += session.revenue;
-  expected.set(key, sums);
-}
-
-/**
- * Each session's values of the multi-valued dimensions, read from its raw events: its distinct
- * paths and event names (not empty) as ["path", path] and ["name", name].
- */
-async function valuesOfSessions(projectId: string): Promise<Map<string, Array<[string, string]>>> {
-  const rows = await database.db
-    .selectDistinct({ sessionId: events.sessionId, path: events.path, name: events.name })
-    .from(events)
-    .where(eq(events.projectId, projectId));
-  const paths = new Map<string, Set<string>>();
-  const names = new Map<string, Set<string>>();
-  const add = (of: Map<string, Set<string>>, sessionId: string, value: string) =>
-    of.set(sessionId, (of.get(sessionId) ?? new Set()).add(value));
-  for (const { sessionId, path, name } of rows) {
-    if (path !== null && path !== "") add(paths, sessionId, path);
-    if (name !== "") add(names, sessionId, name);
-  }
-  const values = new Map<string, Array<[string, string]>>();
-  for (const sessionId of new Set([...paths.keys(), ...names.keys()])) {
-    values.set(sessionId, [
-      ...[...(paths.get(sessionId) ?? [])].map((path): [string, string] => ["path", path]),
-      ...[...(names.get(sessionId) ?? [])].map((name): [string, string] => ["name", name]),
-    ]);
-  }
-  return values;
-}
-
-/** The pair rows of a project as the sessions give them, summed here in TypeScript. */
-async function expectedPairs(projectId: string, timezone: string): Promise<Map<string, Sums>> {
-  const rows = await database.db.select().from(sessions).where(eq(sessions.projectId, projectId));
-  const values = await valuesOfSessions(projectId);
-  const expected = new Map<string, Sums>();
-  for (const session of rows) {
-    const day = startOfLocalDay(session.startedAt.getTime(), timezone);
-    // The rows of the paths and names come first in their pairs, with every dimension.
-    for (const [dimension, value] of values.get(session.id) ?? []) {
-      for (const byDimension of BREAKDOWN_DIMENSIONS) {
-        const prefix = DIMENSION_PREFIXES[byDimension];
-        const key = keyOf([
-          day,
-          dimension,
-          value,
-          null,
-          byDimension,
-          dimensionValue(session, byDimension),
-          prefix ? dimensionValue(session, prefix) : null,
-        ]);
-        addSession(expected, key, session);
-      }
-    }
-    BREAKDOWN_DIMENSIONS.forEach((dimension, position) => {
-      for (const byDimension of BREAKDOWN_DIMENSIONS.slice(position + 1)) {
-        const prefixOf = (of: string) => {
-          const prefix = DIMENSION_PREFIXES[of as keyof typeof DIMENSION_PREFIXES];
-          return prefix ? dimensionValue(session, prefix) : null;
-        };
-        const key = keyOf([
-          day,
-          dimension,
-          dimensionValue(session, dimension),
-          prefixOf(dimension),
-          byDimension,
-          dimensionValue(session, byDimension),
-          prefixOf(byDimension),
-        ]);
-        addSession(expected, key, session);
-      }
-    });
-  }
-  return expected;
-}
-
-/** The pair rows of a project as the table holds them. */
-async function storedPairs(projectId: string): Promise<Map<string, Sums>> {
-  const p = sessionPairRollups;
-  const rows = await database.db.select().from(p).where(eq(p.projectId, projectId));
-  return new Map(
-    rows.map((row) => [
-      keyOf([
-        row.day.getTime(),
-        row.dimension,
-        row.name,
-        row.prefix,
-        row.byDimension,
-        row.byName,
-        row.byPrefix,
-      ]),
-      sessionSums(row),
-    ]),
-  );
-}
-
-type PageSums = {
-  sessions: number;
-  pageviews: number;
-  bounces: number;
-  durationMs: number;
-  timedViews: number;
-};
-
-/** Adds a session page (its session's bounce included) to the sums of its group `key`. */
-function addPage(expected: Map<string, PageSums>, key: string, page: typeof sessionPages.$inferSelect): void {
-  const sums = expected.get(key) ?? { sessions: 0, pageviews: 0, bounces: 0, durationMs: 0, timedViews: 0 };
-  sums.sessions += 1;
-  sums.pageviews += page.views;
-  sums.bounces += page.isBounce ? 1 : 0;
-  sums.durationMs += page.durationMs;
-  sums.timedViews += page.timedViews;
-  expected.set(key, sums);
-}
-
-/** The page rows per day and dimension value of a project as its session pages give them, summed here. */
-async function expectedDimensionPages(projectId: string, timezone: string): Promise<Map<string, PageSums>> {
-  const rows = await database.db
-    .select({ page: sessionPages, session: sessions })
-    .from(sessionPages)
-    .innerJoin(
-      sessions,
-      and(eq(sessions.projectId, sessionPages.projectId), eq(sessions.id, sessionPages.sessionId)),
-    )
-    .where(and(eq(sessionPages.projectId, projectId), gt(sessionPages.views, 0)));
-  const values = await valuesOfSessions(projectId);
-  const expected = new Map<string, PageSums>();
-  for (const { page, session } of rows) {
-    const day = startOfLocalDay(session.startedAt.getTime(), timezone);
-    for (const [dimension, value] of values.get(session.id) ?? []) {
-      addPage(expected, keyOf([day, dimension, value, page.origin, page.path, page.title]), page);
-    }
-    for (const dimension of BREAKDOWN_DIMENSIONS) {
-      const key = keyOf([
-        day,
-        dimension,
-        dimensionValue(session, dimension),
-        page.origin,
-        page.path,
-        page.title,
-      ]);
-      addPage(expected, key, page);
-    }
-  }
-  return expected;
-}
-
-/** The page rows per day and dimension value of a project as the table holds them. */
-async function storedDimensionPages(projectId: string): Promise<Map<string, PageSums>> {
-  const r = pageDimensionRollups;
-  const rows = await database.db.select().from(r).where(eq(r.projectId, projectId));
-  return new Map(
-    rows.map((row) => [
-      keyOf([row.day.getTime(), row.dimension, row.name, row.origin, row.path, row.title]),
-      {
-        sessions: row.sessions,
-        pageviews: row.pageviews,
-        bounces: row.bounces,
-        durationMs: row.durationMs,
-        timedViews: row.timedViews,
-      },
-    ]),
-  );
-}
-
-const HOURS = (instant: number) => Math.floor(instant / HOUR) * HOUR;
-
-/** The session rows per hour or local day of a project (all sessions, each dimension value, each path and event name), summed here. */
-async function expectedSessionUnits(projectId: string, unitOf: (instant: number) => number) {
-  const rows = await database.db.select().from(sessions).where(eq(sessions.projectId, projectId));
-  const values = await valuesOfSessions(projectId);
-  const expected = new Map<string, Sums>();
-  for (const session of rows) {
-    const unit = unitOf(session.startedAt.getTime());
-    const prefixOf = (dimension: string) => {
-      const prefix = DIMENSION_PREFIXES[dimension as keyof typeof DIMENSION_PREFIXES];
-      return prefix ? dimensionValue(session, prefix) : null;
-    };
-    const groups = [
-      keyOf([unit, "", null, null]),
-      ...BREAKDOWN_DIMENSIONS.map((d) => keyOf([unit, d, dimensionValue(session, d), prefixOf(d)])),
-      ...(values.get(session.id) ?? []).map(([dimension, value]) => keyOf([unit, dimension, value, null])),
-    ];
-    for (const key of groups) addSession(expected, key, session);
-  }
-  return expected;
-}
-
-/** The session rows per hour and per day of a project as the tables hold them. */
-async function storedSessionUnits(projectId: string) {
-  const stored = (
-    unit: Date,
-    row: typeof sessionRollups.$inferSelect | typeof sessionDayRollups.$inferSelect,
-  ) => [keyOf([unit.getTime(), row.dimension, row.name, row.prefix]), sessionSums(row)] as const;
-  const hours = await database.db
-    .select()
-    .from(sessionRollups)
-    .where(eq(sessionRollups.projectId, projectId));
-  const days = await database.db
-    .select()
-    .from(sessionDayRollups)
-    .where(eq(sessionDayRollups.projectId, projectId));
-  return {
-    hours: new Map(hours.map((row) => stored(row.hour, row))),
-    days: new Map(days.map((row) => stored(row.day, row))),
-  };
-}
-
-/** The page rows per hour or local day of a project, summed here from its session pages. */
-async function expectedPageUnits(projectId: string, unitOf: (instant: number) => number) {
-  const rows = await database.db
-    .select()
-    .from(sessionPages)
-    .where(and(eq(sessionPages.projectId, projectId), gt(sessionPages.views, 0)));
-  const expected = new Map<string, PageSums>();
-  for (const page of rows) {
-    const key = keyOf([unitOf(page.startedAt.getTime()), page.origin, page.path, page.title]);
-    addPage(expected, key, page);
-  }
-  return expected;
-}
-
-/** The page rows per hour and per day of a project as the tables hold them. */
-async function storedPageUnits(projectId: string) {
-  const stored = (unit: Date, row: typeof pageRollups.$inferSelect | typeof pageDayRollups.$inferSelect) =>
-    [
-      keyOf([unit.getTime(), row.origin, row.path, row.title]),
-      {
-        sessions: row.sessions,
-        pageviews: row.pageviews,
-        bounces: row.bounces,
-        durationMs: row.durationMs,
-        timedViews: row.timedViews,
-      },
-    ] as const;
-  const hours = await database.db.select().from(pageRollups).where(eq(pageRollups.projectId, projectId));
-  const days = await database.db.select().from(pageDayRollups).where(eq(pageDayRollups.projectId, projectId));
-  return {
-    hours: new Map(hours.map((row) => stored(row.hour, row))),
-    days: new Map(days.map((row) => stored(row.day, row))),
-  };
-}
-
 /**
  * Every table kept by difference holds what a project's sessions and pages give, in its timezone:
  * the pairs, the pages per value, the session and page rows per hour and per local day, and the
  * bit strings per local day.
  */
 async function expectExact(projectId: string, timezone = "UTC"): Promise<void> {
-  expect(await storedPairs(projectId)).toEqual(await expectedPairs(projectId, timezone));
-  const pages = await expectedDimensionPages(projectId, timezone);
+  expect(await storedPairs(database.db, projectId)).toEqual(
+    await expectedPairs(database.db, projectId, timezone),
+  );
+  const pages = await expectedDimensionPages(database.db, projectId, timezone);
   expect(pages.size).toBeGreaterThan(0);
-  expect(await storedDimensionPages(projectId)).toEqual(pages);
+  expect(await storedDimensionPages(database.db, projectId)).toEqual(pages);
   const localDay = (instant: number) => startOfLocalDay(instant, timezone);
-  expect(await storedSessionUnits(projectId)).toEqual({
-    hours: await expectedSessionUnits(projectId, HOURS),
-    days: await expectedSessionUnits(projectId, localDay),
+  expect(await storedSessionUnits(database.db, projectId)).toEqual({
+    hours: await expectedSessionUnits(database.db, projectId, HOURS),
+    days: await expectedSessionUnits(database.db, projectId, localDay),
   });
-  expect(await storedPageUnits(projectId)).toEqual({
-    hours: await expectedPageUnits(projectId, HOURS),
-    days: await expectedPageUnits(projectId, localDay),
+  expect(await storedPageUnits(database.db, projectId)).toEqual({
+    hours: await expectedPageUnits(database.db, projectId, HOURS),
+    days: await expectedPageUnits(database.db, projectId, localDay),
   });
   // The bit strings per day over sessions, over the numbers each session keeps in its day.
   expect(await dayNumberProblems(database.db, projectId, timezone)).toEqual([]);
@@ -396,7 +112,7 @@ describe("rollups maintained by difference", () => {
   it("hold every pair of values and every page per value of every day, with their sums", async () => {
     const id = await project();
     await insertEvents(database.db, traffic(id));
-    const expected = await expectedPairs(id, "UTC");
+    const expected = await expectedPairs(database.db, id, "UTC");
     expect(expected.size).toBeGreaterThan(5_000);
     await expectExact(id);
   });
@@ -501,7 +217,7 @@ describe("rollups maintained by difference", () => {
       },
     ]);
     await expectExact(id);
-    const stored = await storedPairs(id);
+    const stored = await storedPairs(database.db, id);
     // Sweden on the second day keeps Bob's desktop session alone; Norway's tablet moved a day back.
     const country = (day: number, name: string, device: string) =>
       stored.get(keyOf([FROM + day * 24 * HOUR, "country", name, null, "device", device, null]));
@@ -595,7 +311,7 @@ describe("rollups maintained by difference", () => {
     await insertEvents(database.db, traffic(moved));
     await database.db.update(projects).set({ timezone: "Asia/Tokyo" }).where(eq(projects.id, moved));
     await database.db.execute(sql`select refresh_derived()`);
-    const expected = await expectedPairs(moved, "Asia/Tokyo");
+    const expected = await expectedPairs(database.db, moved, "Asia/Tokyo");
     expect([...expected.keys()].some((key) => JSON.parse(key)[0] % (24 * HOUR) === 15 * HOUR)).toBe(true);
     await expectExact(moved, "Asia/Tokyo");
   });
