@@ -138,7 +138,7 @@ const seconds = (ms: number): string => `${(ms / 1000).toFixed(2)} s`;
 const megabytes = (bytes: number): string => `${Math.round(bytes / 1_048_576).toLocaleString("en-US")} MB`;
 
 /** Tables derived from `events` by refresh_derived(), by family. */
-const DERIVED_TABLES = `'sessions','session_pages','session_names','session_rollups','session_day_rollups',
+const DERIVED_TABLES = `'sessions','session_pages','session_names','session_properties','session_rollups','session_day_rollups',
   'page_rollups','page_day_rollups','visitor_sketches','visitor_day_sketches',
   'visitor_dimension_sketches','session_pair_rollups','page_dimension_rollups','event_rollups','event_pair_rollups','event_pair_timezones',
   'session_day_bits','session_day_slices','visitor_day_bits','visitor_day_mixed','visitor_ordinals',

@@ -341,10 +341,10 @@ export async function seedDatabase(connectionString: string, options: SeedOption
     }
     if (generator === undefined || first === undefined) throw new Error("nothing was loaded");
     await deriveUntilCovered(client);
-    // Bulk-loaded session pages and names are not all-visible yet: until autovacuum gets to them, the
-    // index-only scans of path and name filters would read the tables too. VACUUM marks them (a
-    // second at a million events).
-    await client.query("VACUUM session_pages, session_names");
+    // Bulk-loaded session pages, names and properties are not all-visible yet: until autovacuum gets
+    // to them, the index-only scans of path, name and property filters would read the tables too.
+    // VACUUM marks them (a second at a million events).
+    await client.query("VACUUM session_pages, session_names, session_properties");
     await client.query("RESET work_mem");
 
     return {

@@ -2,10 +2,11 @@ import { and, eq, gte, lt, SQL, sql } from "drizzle-orm";
 import { type AnyPgColumn, alias, type PgColumn } from "drizzle-orm/pg-core";
 import type { Database } from "../db/client";
 import { postgresError } from "../db/connection-errors";
-import { events, sessionNames, sessionPages, sessions } from "../db/schema";
+import { events, sessionNames, sessionPages, sessionProperties, sessions } from "../db/schema";
 import { ApiError } from "../lib/errors";
 import type { Filter, FilterColumn, FilterField } from "../lib/filter-parser";
 import { type EventsTable, eventColumn, sessionColumn } from "./columns";
+import { answeredByLeaves } from "./property-leaves";
 import { NUMERIC_TEXT_SQL } from "./sql-helpers";
 
 /**
@@ -20,6 +21,8 @@ const FILTER_PAGE = "filter_page";
 const filterPages = alias(sessionPages, FILTER_PAGE);
 const FILTER_NAME = "filter_name";
 const filterNames = alias(sessionNames, FILTER_NAME);
+const FILTER_PROPERTY = "filter_property";
+const filterProperties = alias(sessionProperties, FILTER_PROPERTY);
 const FILTER_SESSION = "filter_session";
 const filterSessions = alias(sessions, FILTER_SESSION);
 
@@ -201,7 +204,8 @@ export interface SessionFilterOptions {
  * with some event that does not match (not sessions without any matching event). The session's
  * events count whatever the query's time window. `path` and `origin` are looked up in the
  * session's pages, which hold every value its events carry (NULL included), and `name` in its
- * names (`session_names`, every event name it holds): the same sessions, found by index.
+ * names (`session_names`, every event name it holds), and a property `is` in its property values
+ * (`session_properties`, src/queries/property-leaves.ts says when): the same sessions, found by index.
  */
 export function sessionConditions(filters: Filter[], options: SessionFilterOptions = {}): SQL | undefined {
   const { window } = options;
@@ -223,7 +227,12 @@ export function sessionConditions(filters: Filter[], options: SessionFilterOptio
    * for every outer row, a cost that grows with the square of the window's sessions.
    */
   const someRowOf = (
-    table: typeof sessions | typeof sessionPages | typeof sessionNames | typeof events,
+    table:
+      | typeof sessions
+      | typeof sessionPages
+      | typeof sessionNames
+      | typeof sessionProperties
+      | typeof events,
     name: string,
     keys: { projectId: AnyPgColumn; sessionId: AnyPgColumn; startedAt?: AnyPgColumn },
     ...matches: Array<SQL | undefined>
@@ -284,6 +293,21 @@ export function sessionConditions(filters: Filter[], options: SessionFilterOptio
             filterNames,
             ...startedInWindow(filterNames.startedAt),
             condition(filter, { expression: filterNames.name, numeric: false }),
+          );
+        }
+        if (
+          field.kind === "property" &&
+          filter.operator === "is" &&
+          answeredByLeaves(field.path, filter.values.map(String))
+        ) {
+          // The session's property values, by index, rather than every event's JSON of the window.
+          return someRowOf(
+            sessionProperties,
+            FILTER_PROPERTY,
+            filterProperties,
+            ...startedInWindow(filterProperties.startedAt),
+            sql`${filterProperties.path} = ${sql.param(field.path)}::text[]`,
+            condition(filter, { expression: filterProperties.value, numeric: false }),
           );
         }
         return someRowOf(

@@ -8,7 +8,8 @@
 -- src/db/routines/refresh_pair_rollups.sql) and the page aggregates per day and dimension value
 -- (refresh_page_dimension_rollups, src/db/routines/refresh_page_dimension_rollups.sql) and the
 -- entry and exit pages per hour and day (refresh_entry_exit_rollups,
--- src/db/routines/refresh_entry_exit_rollups.sql) and the bit strings per day over its sessions
+-- src/db/routines/refresh_entry_exit_rollups.sql), each session's property values
+-- (refresh_session_properties, src/db/routines/refresh_session_properties.sql) and the bit strings per day over its sessions
 -- (refresh_session_bits, src/db/routines/refresh_session_bits.sql), so both
 -- query paths always see the same data. It returns the number of sessions it wrote.
 -- refresh_session_family (src/db/routines/refresh_session_family.sql) calls it, and the
@@ -182,6 +183,7 @@ BEGIN
   ANALYZE touched_after;
 
   PERFORM refresh_rollups(rebuild_all);
+  PERFORM refresh_session_properties(rebuild_all);
   PERFORM refresh_visitor_sketches(rebuild_all);
   PERFORM refresh_dimension_sketches(rebuild_all);
   PERFORM refresh_pair_rollups(rebuild_all);

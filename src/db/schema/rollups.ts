@@ -146,6 +146,32 @@ export const sessionNames = pgTable(
 );
 
 /**
+ * Each property value a session's events carry, with the session's start: one row per distinct
+ * (key path, text) of a leaf (a string, number or boolean; not JSON null) of any of its events'
+ * properties, the path as `#>>` reads it (array elements by their position), the text as `#>>`
+ * prints it (src/db/routines/property_leaves.sql). Derived with the session names, per touched
+ * session (src/db/routines/refresh_session_properties.sql). It answers property filters `is`
+ * ("sessions with an event whose `plan` is `pro`") by index, where the events' JSON would be read
+ * for every session of the window.
+ */
+export const sessionProperties = pgTable(
+  "session_properties",
+  {
+    projectId: text("project_id").notNull(),
+    sessionId: text("session_id").notNull(),
+    startedAt: timestamp("started_at", { withTimezone: true, precision: 3 }).notNull(),
+    path: text("path").array().notNull(),
+    value: text("value").notNull(),
+  },
+  (t) => [
+    // A session's values are found through its start, as its pages and names are.
+    index("session_properties_project_started_idx").on(t.projectId, t.startedAt),
+    // Covers `properties.… is …` filters: the matching sessions of a window without the table.
+    index("session_properties_project_value_idx").on(t.projectId, t.path, t.value, t.startedAt, t.sessionId),
+  ],
+);
+
+/**
  * Page aggregates per hour of the sessions' start. `title` is part of the key and the greatest one
  * is taken when the rows are read, so that a session's pages can be subtracted and added again as
  * it changes (src/db/routines/refresh_rollups.sql).
