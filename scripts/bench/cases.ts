@@ -7,7 +7,8 @@ import { BREAKDOWN_DIMENSIONS, type BreakdownDimension } from "../../src/lib/dim
 
 /** One filter as the API takes it (an element of the `filters` parameter). */
 export interface BenchFilter {
-  name: BreakdownDimension | "path" | "origin" | "name";
+  /** A column, or an event property by its key (`properties.plan`). */
+  name: BreakdownDimension | "path" | "origin" | "name" | `properties.${string}`;
   operator: "is" | "isNot" | "contains";
   value: string[];
 }
@@ -184,12 +185,21 @@ const PREFIXES: Partial<Record<BreakdownDimension, string>> = {
 const WINDOW_WHERE = "project_id = $1 AND created_at >= $2 AND created_at < $3";
 
 const EVENT_FIELDS: ReadonlySet<BenchFilter["name"]> = new Set(["path", "origin", "name"]);
+const PROPERTY = "properties.";
+/** Fields of an event rather than of its session: a session-scoped endpoint keeps the sessions with one. */
+const isEventField = (name: BenchFilter["name"]): boolean =>
+  EVENT_FIELDS.has(name) || name.startsWith(PROPERTY);
 
 const escapeLike = (text: string): string => text.replace(/[\\%_]/g, (match) => `\\${match}`);
 
 /** One filter as a test of an event row; its value is bound as the next parameter (pushed to `values`). */
 function rowTest(filter: BenchFilter, values: unknown[]): string {
-  const column = filter.name;
+  let column: string = filter.name;
+  if (filter.name.startsWith(PROPERTY)) {
+    // A property as a user reads it from the JSON column: its text, the key path one parameter.
+    values.push(filter.name.slice(PROPERTY.length).split("."));
+    column = `(properties #>> $${values.length}::text[])`;
+  }
   const bound = filter.operator === "contains" ? filter.value.map((v) => `%${escapeLike(v)}%`) : filter.value;
   const one = bound.length === 1;
   values.push(one ? bound[0] : bound);
@@ -220,7 +230,7 @@ function filterSql(
   for (const filter of filters ?? []) {
     const test = rowTest(filter, values);
     sql +=
-      EVENT_FIELDS.has(filter.name) && sessionScoped
+      isEventField(filter.name) && sessionScoped
         ? ` AND session_id IN (SELECT session_id FROM events WHERE ${WINDOW_WHERE} AND ${test})`
         : ` AND ${test}`;
   }

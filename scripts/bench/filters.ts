@@ -22,6 +22,7 @@ export type FilterCaseKind =
   | "pathText"
   | "origin"
   | "name"
+  | "property"
   | "chart"
   | "chartTwo";
 
@@ -203,6 +204,28 @@ async function pathSectionCounts(db: pg.Client, window: BenchWindow): Promise<Ca
   }));
 }
 
+/**
+ * Sessions with an event whose top-level property has each scalar value, as a dashboard filters on
+ * a property it tracks (`properties.plan is "free"`): the exact path, through the properties' index.
+ * Keys the API would read as a path (dots) or an array position are left out.
+ */
+async function propertyCounts(db: pg.Client, window: BenchWindow): Promise<Candidate[]> {
+  const result = await db.query<{ key: string; value: string; n: number }>(
+    `SELECT p.key, p.value #>> '{}' AS value, count(DISTINCT e.session_id)::int AS n
+       FROM events e, jsonb_each(e.properties) AS p(key, value)
+      WHERE e.project_id = $1 AND e.created_at >= $2 AND e.created_at < $3 AND e.properties <> '{}'::jsonb
+        AND jsonb_typeof(p.value) IN ('string', 'number', 'boolean') AND p.key ~ '^[A-Za-z_][A-Za-z0-9_]*$'
+      GROUP BY 1, 2`,
+    [BENCH_PROJECT, window.start, window.end],
+  );
+  return result.rows.map((r) => ({
+    filters: [{ name: `properties.${r.key}`, operator: "is", value: [r.value] }],
+    sessions: r.n,
+    order: 0,
+    tieBreak: `${r.key}\u0000${r.value}`,
+  }));
+}
+
 const isFilter = (name: BenchFilter["name"], value: string): BenchFilter => ({
   name,
   operator: "is",
@@ -365,6 +388,10 @@ export async function pickFilters(db: pg.Client, window: BenchWindow): Promise<F
     if (picked) add(column, column, picked);
     else skipped.push(`\`${column} is …\`: no value is in ${range} of the sessions`);
   }
+
+  const property = closest(await propertyCounts(db, window), total);
+  if (property) add("property", "property", property);
+  else skipped.push(`\`properties.… is …\`: no property value is in ${range} of the sessions`);
 
   const section = closest(await pathSectionCounts(db, window), total);
   if (section) add("pathText", "pathText", section);

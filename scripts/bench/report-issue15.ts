@@ -159,6 +159,19 @@ function verdicts(results: BenchResults): Verdict[] {
   );
   speedUp(chart, "… speed-up over the plain-SQL baseline", 10);
   p50(at90, "90-day window, any of the above: p50", 150);
+  // Deliverable 3 sets no figure: a filter no pre-aggregate answers is bounded by what it selects.
+  const property = refsOf(results, ["property"], [30, 90]);
+  if (property.length > 0) {
+    const worst = extreme(results, property, (c) => c.uncached?.p50);
+    const least = extreme(results, refsOf(results, ["property"], [30]), (c) => ratio(c), false);
+    out.push({
+      what: "a property filter (`is`; the exact path, through the properties' index), /metrics, /pages, four breakdowns, 30 and 90 days: p50",
+      target: "reported",
+      measured: `${atWorst(worst, fmtMs)}; against plain SQL ${atWorst(least, fmtFactor, "least")}${failedText(failedCells(results, property))}`,
+      met: undefined,
+      growth: growth(property, "p50"),
+    });
+  }
   const cached = extreme(results, cachedRefs, (c) => c.cached?.p50);
   out.push({
     what: "cached, any of the above (30 and 90 days): p50",
@@ -282,6 +295,10 @@ const ANSWERED_BY: Record<FilterCaseKind, string> = {
     "bit strings per day, as for two filters: the string of the sessions with an event on that origin (origins " +
     "have no rollup rows)",
   name: "pre-aggregated, like a path: the rows of the `name` dimension (a session under each event name it holds)",
+  property:
+    "the exact path over the matching sessions (no rollup holds properties): the sessions of the window with " +
+    "the value among their events' property values (session_properties, by index), their rows summed; its " +
+    "cost follows the sessions the filter keeps, not every event's JSON of the window",
   chart:
     "event segment: the event pair rollups (a row per local day, event name and pair of values of the filter's " +
     "and the breakdown's columns); user and session segments: the same rows' distinct visitors and sessions of " +
