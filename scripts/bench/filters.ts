@@ -206,7 +206,7 @@ async function pathSectionCounts(db: pg.Client, window: BenchWindow): Promise<Ca
 
 /**
  * Sessions with an event whose top-level property has each scalar value, as a dashboard filters on
- * a property it tracks (`properties.plan is "free"`): the exact path, through the properties' index.
+ * a property it tracks (`properties.plan is "free"`): the exact path, through the sessions' property values.
  * Keys the API would read as a path (dots) or an array position are left out.
  */
 async function propertyCounts(db: pg.Client, window: BenchWindow): Promise<Candidate[]> {

@@ -165,7 +165,7 @@ function verdicts(results: BenchResults): Verdict[] {
     const worst = extreme(results, property, (c) => c.uncached?.p50);
     const least = extreme(results, refsOf(results, ["property"], [30]), (c) => ratio(c), false);
     out.push({
-      what: "a property filter (`is`; the exact path, through the properties' index), /metrics, /pages, four breakdowns, 30 and 90 days: p50",
+      what: "a property filter (`is`; the exact path, through the sessions' property values), /metrics, /pages, four breakdowns, 30 and 90 days: p50",
       target: "reported",
       measured: `${atWorst(worst, fmtMs)}; against plain SQL ${atWorst(least, fmtFactor, "least")}${failedText(failedCells(results, property))}`,
       met: undefined,
