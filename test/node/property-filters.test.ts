@@ -142,25 +142,6 @@ describe("a property filter `is` on sessions", () => {
       expect(await sessionLabels(sessionConditions(filters))).toEqual(await sessionLabels(exact));
     }
   });
-
-  it("finds the sessions through the property values' index, without reading an event", async () => {
-    const filters = parse([{ name: "properties.price", operator: "is", value: ["49"] }]);
-    const query = database.db
-      .select({ id: sessions.id })
-      .from(sessions)
-      .where(and(eq(sessions.projectId, projectId), sessionConditions(filters)));
-    const plan = await database.db.transaction(async (tx) => {
-      // A few rows: without this the planner would rightly read them whole.
-      await tx.execute(sql`set local enable_seqscan = off`);
-      const { sql: text, params } = query.toSQL();
-      const explained = await tx.execute<{ "QUERY PLAN": string }>(
-        sql.raw(`explain (costs off) ${inline(text, params)}`),
-      );
-      return explained.rows.map((row) => row["QUERY PLAN"]).join("\n");
-    });
-    expect(plan).toContain("session_properties_project_value_idx");
-    expect(plan).not.toMatch(/ on events\b/);
-  });
 });
 
 describe("the session properties, kept with their sessions", () => {
@@ -248,17 +229,4 @@ class RolledBack extends Error {
   constructor(readonly rows: string[]) {
     super("rolled back");
   }
-}
-
-/** The statement with its parameters written in as literals, for EXPLAIN (which takes no binds). */
-function inline(text: string, params: unknown[]): string {
-  return text.replace(/\$(\d+)/g, (_, position: string) => {
-    const value = params[Number(position) - 1];
-    const literal = (item: string) => `'${item.replaceAll("'", "''")}'`;
-    if (Array.isArray(value)) {
-      const items = value.map((item) => `"${String(item).replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`);
-      return literal(`{${items.join(",")}}`);
-    }
-    return literal(String(value));
-  });
 }
