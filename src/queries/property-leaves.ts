@@ -20,7 +20,8 @@ const POSITION_LIKE = /^[ \t\n\v\f\r]*[+-]?[0-9]+$/;
 /** A position as property_leaves writes it. */
 const POSITION = /^(0|[1-9][0-9]*)$/;
 
-const bytes = (text: string): number => new TextEncoder().encode(text).length;
+const utf8 = new TextEncoder();
+const bytes = (text: string): number => utf8.encode(text).length;
 
 export function answeredByLeaves(path: readonly string[], values: readonly string[]): boolean {
   if (path.length === 0 || path.length > LEAF_MAX_KEYS || values.length === 0) return false;

@@ -95,11 +95,10 @@ async function load(project: string): Promise<void> {
     })),
     { refresh: false },
   );
-  for (const [index, label] of labels.entries()) {
-    await database.db.execute(
-      sql`update events set properties = ${PROPERTIES[label]}::jsonb where id = ${ids[index] as string}`,
-    );
-  }
+  // One statement for all of them, each event's raw jsonb beside its id.
+  const raw = labels.map((label) => PROPERTIES[label] as string);
+  await database.db.execute(sql`update events e set properties = v.properties::jsonb
+    from unnest(${sql.param(ids)}::uuid[], ${sql.param(raw)}::text[]) as v(id, properties) where e.id = v.id`);
   await refreshUntilFolded(drizzleStatements(database.db), [], [project]);
 }
 
