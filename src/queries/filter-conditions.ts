@@ -6,7 +6,7 @@ import { events, sessionNames, sessionPages, sessionProperties, sessions } from 
 import { ApiError } from "../lib/errors";
 import type { Filter, FilterColumn, FilterField } from "../lib/filter-parser";
 import { type EventsTable, eventColumn, sessionColumn } from "./columns";
-import { answeredByLeaves } from "./property-leaves";
+import { propertyAnswer } from "./property-leaves";
 import { NUMERIC_TEXT_SQL } from "./sql-helpers";
 
 /**
@@ -196,6 +196,20 @@ export interface SessionFilterOptions {
 }
 
 /**
+ * Some event of the session a NULL property row marks (`filter_property`: its path holds an object,
+ * an array or a long text there) that passes the filter on its JSON. No event precedes its
+ * session's start, which the row carries.
+ */
+function markedEvents(filter: Filter, field: FilterField): SQL {
+  return sql`exists (select 1 from ${events} as ${sql.identifier(FILTER_EVENT)} where ${and(
+    eq(filterEvents.projectId, filterProperties.projectId),
+    eq(filterEvents.sessionId, filterProperties.sessionId),
+    gte(filterEvents.createdAt, filterProperties.startedAt),
+    condition(filter, eventOperand(field, filterEvents)),
+  )})`;
+}
+
+/**
  * The AND of all filters for a query over sessions. Session-attribute fields compare the
  * session's columns (its first event's attributes). Each event-field filter (`name`, `path`,
  * `origin`, `duration`, `revenue`, `properties.*`) is its own EXISTS over the session's events:
@@ -204,7 +218,7 @@ export interface SessionFilterOptions {
  * with some event that does not match (not sessions without any matching event). The session's
  * events count whatever the query's time window. `path` and `origin` are looked up in the
  * session's pages, which hold every value its events carry (NULL included), and `name` in its
- * names (`session_names`, every event name it holds), and a property `is` in its property values
+ * names (`session_names`, every event name it holds), and a property filter in its property values
  * (`session_properties`, src/queries/property-leaves.ts says when): the same sessions, found by index.
  */
 export function sessionConditions(filters: Filter[], options: SessionFilterOptions = {}): SQL | undefined {
@@ -295,19 +309,22 @@ export function sessionConditions(filters: Filter[], options: SessionFilterOptio
             condition(filter, { expression: filterNames.name, numeric: false }),
           );
         }
-        if (
-          field.kind === "property" &&
-          filter.operator === "is" &&
-          answeredByLeaves(field.path, filter.values.map(String))
-        ) {
+        const byProperties =
+          field.kind === "property"
+            ? propertyAnswer(filter.operator, field.path, filter.values.map(String))
+            : "events";
+        if (field.kind === "property" && byProperties !== "events") {
           // The session's property values, by index, rather than every event's JSON of the window.
+          const held = condition(filter, { expression: filterProperties.value, numeric: false });
           return someRowOf(
             sessionProperties,
             FILTER_PROPERTY,
             filterProperties,
             ...startedInWindow(filterProperties.startedAt),
             sql`${filterProperties.path} = ${sql.param(field.path)}::text[]`,
-            condition(filter, { expression: filterProperties.value, numeric: false }),
+            byProperties === "values"
+              ? held
+              : sql`(${held} or (${filterProperties.value} is null and ${markedEvents(filter, field)}))`,
           );
         }
         return someRowOf(

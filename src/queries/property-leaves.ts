@@ -1,19 +1,42 @@
+import type { FilterOperator } from "../lib/filter-parser";
+
 /**
- * Whether a property filter `is` (contract section 3) can be answered from the session
- * properties (`session_properties`: the leaves of each session's events' properties,
- * src/db/routines/property_leaves.sql) instead of the events' JSON. An event passes
- * `properties #>> path = value` exactly when the leaf (path, value) is among its leaves, as long as:
- * - every key of the path that `#>>` could read as an array position is written as the leaves
- *   write positions ("0", "12"): "01", "-1", "+2" or " 3" reach an element the leaves name otherwise;
- * - no value starts like an object or an array, which `#>>` prints and the leaves leave out;
- * - the path and the values are within the limits under which property_leaves keeps a leaf.
- * Elsewhere the filter reads the events, as before.
+ * How a property filter on sessions (contract section 3) is answered: from the session properties
+ * (`session_properties`: the leaves of each session's events' properties,
+ * src/db/routines/property_leaves.sql) or from the events' JSON. A session passes a positive
+ * operator when one of its events' `properties #>> path` passes it, and `#>>` prints at a path
+ * either a leaf the rows hold as text, or what a row with a NULL value marks (an object or an array
+ * as JSON, a text over the value limit). So:
+ * - `values`: `is` over values no marked text can equal (none starts like an object or an array,
+ *   none is over the limit): the rows holding those values, by the value index;
+ * - `rows`: any other positive operator (`contains`, `startsWith`, `regex`, `gt`, …, and `is` over
+ *   such values): the path's rows whose value passes, and, for the sessions a NULL row marks, their
+ *   events;
+ * - `events`: the negative operators (`isNot`, `doesNotContain`, `isNull`, which keep sessions with
+ *   an event that lacks the value, a thing the rows cannot tell), and paths the rows write otherwise:
+ *   array positions written another way ("01", "-1", "+2" or " 3" reach an element the rows name
+ *   otherwise), or past the limits under which a path is kept.
  */
+export type PropertyAnswer = "values" | "rows" | "events";
 
 /** The limits property_leaves applies (keep the two equal). */
 export const LEAF_MAX_KEYS = 16;
 export const LEAF_PATH_MAX_BYTES = 256;
 export const LEAF_VALUE_MAX_BYTES = 256;
+
+/** Operators that keep a session when one of its events passes, and never pass a missing value. */
+const POSITIVE: ReadonlySet<FilterOperator> = new Set([
+  "is",
+  "contains",
+  "startsWith",
+  "endsWith",
+  "regex",
+  "isNotNull",
+  "gt",
+  "gte",
+  "lt",
+  "lte",
+]);
 
 /** What strtol(…, 10) takes whole, so `#>>` reads it as an array position. */
 const POSITION_LIKE = /^[ \t\n\v\f\r]*[+-]?[0-9]+$/;
@@ -23,11 +46,22 @@ const POSITION = /^(0|[1-9][0-9]*)$/;
 const utf8 = new TextEncoder();
 const bytes = (text: string): number => utf8.encode(text).length;
 
-export function answeredByLeaves(path: readonly string[], values: readonly string[]): boolean {
-  if (path.length === 0 || path.length > LEAF_MAX_KEYS || values.length === 0) return false;
+/** Whether the rows name the path as `#>>` reads it, within the limits under which they keep it. */
+function pathKept(path: readonly string[]): boolean {
+  if (path.length === 0 || path.length > LEAF_MAX_KEYS) return false;
   if (path.some((key) => POSITION_LIKE.test(key) && !POSITION.test(key))) return false;
-  if (path.reduce((total, key) => total + bytes(key), 0) > LEAF_PATH_MAX_BYTES) return false;
-  return values.every(
-    (value) => !value.startsWith("{") && !value.startsWith("[") && bytes(value) <= LEAF_VALUE_MAX_BYTES,
-  );
+  return path.reduce((total, key) => total + bytes(key), 0) <= LEAF_PATH_MAX_BYTES;
+}
+
+/** Whether a value is a text the rows hold, which no marked text can equal. */
+const heldText = (value: string): boolean =>
+  !value.startsWith("{") && !value.startsWith("[") && bytes(value) <= LEAF_VALUE_MAX_BYTES;
+
+export function propertyAnswer(
+  operator: FilterOperator,
+  path: readonly string[],
+  values: readonly string[],
+): PropertyAnswer {
+  if (!POSITIVE.has(operator) || !pathKept(path)) return "events";
+  return operator === "is" && values.length > 0 && values.every(heldText) ? "values" : "rows";
 }

@@ -1,4 +1,4 @@
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, type SQLWrapper, sql } from "drizzle-orm";
 import { afterAll, beforeAll, expect, inject, it } from "vitest";
 import { migrateDatabase } from "../../scripts/db/apply-migrations";
 import { createScratchDatabase, type ScratchDatabase } from "../../scripts/db/scratch-database";
@@ -33,6 +33,8 @@ afterAll(async () => {
 
 /** A node of `EXPLAIN (ANALYZE, FORMAT JSON)`: the counts are per loop. */
 interface PlanNode {
+  "Relation Name"?: string;
+  "Index Name"?: string;
   "Actual Rows": number;
   "Actual Loops": number;
   "Rows Removed by Filter"?: number;
@@ -46,6 +48,20 @@ function rowsDiscarded(node: PlanNode): number {
     ((node["Rows Removed by Filter"] ?? 0) + (node["Rows Removed by Join Filter"] ?? 0)) *
     node["Actual Loops"];
   return own + (node.Plans ?? []).reduce((sum, child) => sum + rowsDiscarded(child), 0);
+}
+
+/**
+ * The executed plan of `query` over a few rows, scans by index: without that the planner would
+ * rightly read them whole.
+ */
+async function planWithIndexes(query: SQLWrapper): Promise<PlanNode> {
+  return database.db.transaction(async (tx) => {
+    await tx.execute(sql`set local enable_seqscan = off`);
+    const explained = await tx.execute<{ "QUERY PLAN": [{ Plan: PlanNode }] }>(
+      sql`explain (analyze, format json) ${query}`,
+    );
+    return explained.rows[0]?.["QUERY PLAN"][0].Plan as PlanNode;
+  });
 }
 
 it("finds a page row's session, pages and names by the session's start in a nested loop", async () => {
@@ -112,16 +128,43 @@ it("finds the sessions of a property filter `is` through the property values' in
     .select({ id: sessions.id })
     .from(sessions)
     .where(and(eq(sessions.projectId, projectId), sessionConditions(filters)));
-  const { rows, plan } = await database.db.transaction(async (tx) => {
-    // A few rows: without this the planner would rightly read them whole.
-    await tx.execute(sql`set local enable_seqscan = off`);
-    const explained = await tx.execute<{ "QUERY PLAN": [{ Plan: PlanNode }] }>(
-      sql`explain (analyze, format json) ${query}`,
-    );
-    const root = explained.rows[0]?.["QUERY PLAN"][0].Plan as PlanNode;
-    return { rows: root["Actual Rows"], plan: JSON.stringify(root) };
-  });
-  expect(rows).toBe(5);
+  const root = await planWithIndexes(query);
+  const plan = JSON.stringify(root);
+  expect(root["Actual Rows"]).toBe(5);
   expect(plan).toContain('"Index Name":"session_properties_project_value_idx"');
   expect(plan).not.toContain('"Relation Name":"events"');
+});
+
+/** The nodes of a plan that read `relation`, over all its subplans. */
+function nodesOf(node: PlanNode, relation: string): PlanNode[] {
+  const own = node["Relation Name"] === relation ? [node] : [];
+  return [...own, ...(node.Plans ?? []).flatMap((child) => nodesOf(child, relation))];
+}
+
+it("finds the sessions of a property filter `contains` by the path's rows, reading only the marked sessions' events", async () => {
+  // Twenty sessions, by fours: USD, EUR, an object (marked: `#>>` prints its JSON), none.
+  const projectId = uniqueId("filters-property-rows");
+  const currencies = [{ currency: "USD" }, { currency: "EUR" }, { currency: { code: "USD" } }, {}];
+  const inputs: EventInput[] = Array.from({ length: 20 }, (_, index) => ({
+    projectId,
+    sessionId: `rows-${index}`,
+    name: "purchase",
+    createdAt: new Date(T0 + index * 60_000),
+    properties: currencies[index % 4],
+  }));
+  await insertEvents(database.db, inputs);
+  await database.db.execute(sql`analyze sessions, session_properties, events`);
+  const filters = parse([{ name: "properties.currency", operator: "contains", value: ["US"] }]);
+  const query = database.db
+    .select({ id: sessions.id })
+    .from(sessions)
+    .where(and(eq(sessions.projectId, projectId), sessionConditions(filters)));
+  const root = await planWithIndexes(query);
+  // The USD sessions by their rows, the object's by their events (its text contains "USD").
+  expect(root["Actual Rows"]).toBe(10);
+  expect(nodesOf(root, "session_properties").map((node) => node["Index Name"])).toContain(
+    "session_properties_project_value_idx",
+  );
+  const eventReads = nodesOf(root, "events");
+  expect(eventReads.reduce((loops, node) => loops + node["Actual Loops"], 0)).toBe(5);
 });

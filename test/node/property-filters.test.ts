@@ -2,15 +2,16 @@ import { and, eq, type SQL, sql } from "drizzle-orm";
 import { PgDialect } from "drizzle-orm/pg-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { events, sessionProperties, sessions } from "../../src/db/schema";
-import { sessionConditions } from "../../src/queries/filter-conditions";
+import type { FilterOperator } from "../../src/lib/filter-parser";
+import { eventConditions, sessionConditions } from "../../src/queries/filter-conditions";
 import { type EventInput, insertEvents, uniqueId } from "../support/factories";
 import { parse } from "../support/filter-input";
 import { testDatabase } from "../support/node/database";
 import { drizzleStatements, refreshUntilFolded } from "../support/watermarks";
 
-// A property filter `is` on sessions reads the session properties (the leaves of each session's
-// events' properties, src/queries/property-leaves.ts) where they answer it, and the events' JSON
-// elsewhere. These events hold every JSON shape `#>>` prints (strings, numbers as written,
+// A property filter on sessions reads the session properties (the leaves of each session's events'
+// properties, and a NULL row where a path holds an object, an array or a long text;
+// src/queries/property-leaves.ts) where they answer it, and the events' JSON elsewhere. These events hold every JSON shape `#>>` prints (strings, numbers as written,
 // booleans, nested objects, arrays, objects as values), stored as raw jsonb so that 49.0 and a
 // 20-digit number keep their text. Each filter keeps exactly the sessions its expectation names.
 
@@ -46,37 +47,92 @@ const PROPERTIES: Record<string, string> = {
   none: "{}",
 };
 
-/** Each filter, the labels of the sessions it keeps, and whether the session properties answer it. */
-const CASES: Array<[string, Array<string | number>, string[], "leaves" | "events"]> = [
-  ["properties.plan", ["pro"], ["stringPro"], "leaves"],
-  ["properties.plan", ["pro", "Pro"], ["stringPro", "stringProCase"], "leaves"],
-  ["properties.plan", [""], ["emptyString"], "leaves"],
-  ["properties.plan", ["null"], [], "leaves"],
-  ["properties.price", ["49"], ["number49", "string49"], "leaves"],
-  ["properties.price", [49], ["number49", "string49"], "leaves"],
-  ["properties.price", ["49.0"], ["number49point0"], "leaves"],
-  ["properties.price", ["1.50"], ["numberHalf"], "leaves"],
-  ["properties.price", ["1.5"], [], "leaves"],
-  ["properties.flag", ["true"], ["boolTrue", "stringTrue"], "leaves"],
-  ["properties.big", ["12345678901234567890"], ["bigNumber"], "leaves"],
-  ["properties.tier.name", ["gold"], ["objectValue", "stringPro"], "leaves"],
-  ["properties.items.1.sku", ["x2"], ["arrayItem"], "leaves"],
-  ["properties.slots.0", ["first"], ["keyedZero"], "leaves"],
-  ["properties.0", ["first"], ["topArray"], "leaves"],
-  ["properties.1.k", ["v"], ["topArray"], "leaves"],
-  // Positions the leaves write otherwise ("01" is element 1 of an array, or the key "01").
-  ["properties.items.01.sku", ["x2"], ["arrayItem"], "events"],
-  ["properties.slots.01", ["second"], ["keyedZero"], "events"],
-  ["properties.items.-1.sku", ["x2"], ["arrayItem"], "events"],
-  // Values printed as objects and arrays, in jsonb's own spacing; a value longer than a leaf keeps.
-  ["properties.tier", ['{"name": "gold", "rank": 1}'], ["objectValue"], "events"],
-  ["properties.tags", ['["a", "b"]'], ["arrayValue"], "events"],
-  ["properties.tags", ['["a","b"]'], [], "events"],
-  ["properties.note", ["x".repeat(300)], ["longValue"], "events"],
-  ["properties.note", ["x".repeat(300), "y"], ["longValue"], "events"],
-  ["properties.edge", ["é".repeat(128)], ["edgeValue"], "leaves"],
-  [`properties.${Array.from({ length: 16 }, () => "d").join(".")}`, ["x"], ["deep16"], "leaves"],
-  [`properties.${Array.from({ length: 17 }, () => "e").join(".")}`, ["x"], ["deep17"], "events"],
+const ALL = Object.keys(PROPERTIES);
+
+type Source = "values" | "rows" | "events";
+
+const path = (key: string, times: number) => Array.from({ length: times }, () => key).join(".");
+
+/**
+ * Each filter, the labels of the sessions it keeps, and what answers it (src/queries/property-leaves.ts):
+ * the rows holding its values, the path's rows with the events of the sessions a NULL row marks, or
+ * the events alone.
+ */
+const CASES: Array<[string, FilterOperator, Array<string | number>, string[], Source]> = [
+  ["properties.plan", "is", ["pro"], ["stringPro"], "values"],
+  ["properties.plan", "is", ["pro", "Pro"], ["stringPro", "stringProCase"], "values"],
+  ["properties.plan", "is", [""], ["emptyString"], "values"],
+  ["properties.plan", "is", ["null"], [], "values"],
+  ["properties.price", "is", ["49"], ["number49", "string49"], "values"],
+  ["properties.price", "is", [49], ["number49", "string49"], "values"],
+  ["properties.price", "is", ["49.0"], ["number49point0"], "values"],
+  ["properties.price", "is", ["1.50"], ["numberHalf"], "values"],
+  ["properties.price", "is", ["1.5"], [], "values"],
+  ["properties.flag", "is", ["true"], ["boolTrue", "stringTrue"], "values"],
+  ["properties.big", "is", ["12345678901234567890"], ["bigNumber"], "values"],
+  ["properties.tier.name", "is", ["gold"], ["objectValue", "stringPro"], "values"],
+  ["properties.items.1.sku", "is", ["x2"], ["arrayItem"], "values"],
+  ["properties.slots.0", "is", ["first"], ["keyedZero"], "values"],
+  ["properties.0", "is", ["first"], ["topArray"], "values"],
+  ["properties.1.k", "is", ["v"], ["topArray"], "values"],
+  ["properties.tags.0", "is", ["a"], ["arrayValue"], "values"],
+  // Positions the rows write otherwise ("01" is element 1 of an array, or the key "01").
+  ["properties.items.01.sku", "is", ["x2"], ["arrayItem"], "events"],
+  ["properties.slots.01", "is", ["second"], ["keyedZero"], "events"],
+  ["properties.items.-1.sku", "is", ["x2"], ["arrayItem"], "events"],
+  // Values printed as objects and arrays, in jsonb's own spacing, and values longer than a row
+  // holds: the marked sessions' events.
+  ["properties.tier", "is", ['{"name": "gold", "rank": 1}'], ["objectValue"], "rows"],
+  ["properties.tags", "is", ['["a", "b"]'], ["arrayValue"], "rows"],
+  ["properties.tags", "is", ['["a","b"]'], [], "rows"],
+  ["properties.note", "is", ["x".repeat(300)], ["longValue"], "rows"],
+  ["properties.note", "is", ["x".repeat(300), "y"], ["longValue"], "rows"],
+  ["properties.edge", "is", ["é".repeat(128)], ["edgeValue"], "values"],
+  [`properties.${path("d", 16)}`, "is", ["x"], ["deep16"], "values"],
+  [`properties.${path("e", 17)}`, "is", ["x"], ["deep17"], "events"],
+  // The other positive operators: the path's rows, and the marked sessions' events.
+  ["properties.plan", "contains", ["r"], ["stringPro", "stringProCase"], "rows"],
+  ["properties.plan", "startsWith", ["P"], ["stringProCase"], "rows"],
+  ["properties.plan", "endsWith", ["o", "zz"], ["stringPro", "stringProCase"], "rows"],
+  ["properties.plan", "regex", ["^p.o$"], ["stringPro"], "rows"],
+  ["properties.plan", "isNotNull", [], ["stringPro", "stringProCase"], "rows"],
+  ["properties.plan", "contains", ["%"], [], "rows"],
+  ["properties.tier", "contains", ["gold"], ["objectValue", "stringPro"], "rows"],
+  ["properties.tier", "isNotNull", [], ["objectValue", "stringPro"], "rows"],
+  ["properties.tier", "regex", ['"rank": 1}$'], ["objectValue"], "rows"],
+  ["properties.tier.name", "startsWith", ["go"], ["objectValue", "stringPro"], "rows"],
+  ["properties.tags", "contains", ["a"], ["arrayValue"], "rows"],
+  ["properties.tags", "startsWith", ["["], ["arrayValue"], "rows"],
+  ["properties.items", "contains", ["x2"], ["arrayItem"], "rows"],
+  ["properties.items.1", "endsWith", ['"x2"}'], ["arrayItem"], "rows"],
+  ["properties.items.1.sku", "contains", ["2"], ["arrayItem"], "rows"],
+  ["properties.note", "startsWith", ["xxx"], ["longValue"], "rows"],
+  ["properties.note", "endsWith", ["x"], ["longValue"], "rows"],
+  ["properties.edge", "endsWith", ["é"], ["edgeValue"], "rows"],
+  ["properties.price", "gt", [10], ["number49", "number49point0", "string49"], "rows"],
+  ["properties.price", "gte", ["49"], ["number49", "number49point0", "string49"], "rows"],
+  ["properties.price", "lt", [49], ["numberHalf"], "rows"],
+  ["properties.price", "lte", [1.5], ["numberHalf"], "rows"],
+  ["properties.big", "gt", ["10000000000000000000"], ["bigNumber"], "rows"],
+  ["properties.flag", "regex", ["^t"], ["boolTrue", "stringTrue"], "rows"],
+  ["properties.slots.0", "endsWith", ["st"], ["keyedZero"], "rows"],
+  ["properties.0", "startsWith", ["fi"], ["topArray"], "rows"],
+  ["properties.1", "contains", ["k"], ["topArray"], "rows"],
+  [`properties.${path("d", 16)}`, "contains", ["x"], ["deep16"], "rows"],
+  [`properties.${path("d", 15)}`, "contains", ["x"], ["deep16"], "rows"],
+  [`properties.${path("e", 16)}`, "isNotNull", [], ["deep17"], "rows"],
+  [`properties.${path("e", 17)}`, "contains", ["x"], ["deep17"], "events"],
+  ["properties.items.01", "contains", ["x2"], ["arrayItem"], "events"],
+  // The negative operators keep sessions with an event that lacks the value: the events.
+  ["properties.plan", "isNot", ["pro"], ALL.filter((label) => label !== "stringPro"), "events"],
+  [
+    "properties.plan",
+    "doesNotContain",
+    ["r"],
+    ALL.filter((label) => !label.startsWith("stringPro")),
+    "events",
+  ],
+  ["properties.plan", "isNull", [], ALL.filter((label) => !label.startsWith("stringPro")), "events"],
 ];
 
 const sessionOf = (project: string, label: string) => `${project}-${label}`;
@@ -119,25 +175,23 @@ async function sessionLabels(condition: SQL | undefined): Promise<string[]> {
   return rows.map((row) => row.id.slice(projectId.length + 1)).sort();
 }
 
-describe("a property filter `is` on sessions", () => {
-  it.each(CASES)("%s is %j", async (name, values, expected, source) => {
-    const filters = parse([{ name, operator: "is", value: values }]);
+describe("a property filter on sessions", () => {
+  it.each(CASES)("%s %s %j", async (name, operator, values, expected, source) => {
+    const filters = parse([{ name, operator, value: values }]);
     const condition = sessionConditions(filters);
     expect(await sessionLabels(condition)).toEqual([...expected].sort());
-    // The test that reads the session properties, or the one that reads the events' JSON.
+    // The test that reads the session properties (with the marked sessions' events for `rows`), or
+    // the one that reads the events' JSON.
     const text = new PgDialect().sqlToQuery(condition as SQL).sql;
-    expect(text.includes('from "session_properties"')).toBe(source === "leaves");
+    expect(text.includes('from "session_properties"')).toBe(source !== "events");
+    expect(text.includes('"filter_property"."value" is null')).toBe(source === "rows");
   });
 
   it("keeps what the events' JSON alone keeps, for every case", async () => {
-    for (const [name, values] of CASES) {
-      const path = name.slice("properties.".length).split(".");
-      const exact = sql`exists (select 1 from ${events} e where e.project_id = ${sessions.projectId}
-        and e.session_id = ${sessions.id} and (e.properties #>> ${sql.param(path)}::text[]) in (${sql.join(
-          values.map((value) => sql`${String(value)}`),
-          sql`, `,
-        )}))`;
-      const filters = parse([{ name, operator: "is", value: values }]);
+    for (const [name, operator, values] of CASES) {
+      const filters = parse([{ name, operator, value: values }]);
+      const exact = sql`exists (select 1 from ${events} where ${events.projectId} = ${sessions.projectId}
+        and ${events.sessionId} = ${sessions.id} and ${eventConditions(filters)})`;
       expect(await sessionLabels(sessionConditions(filters))).toEqual(await sessionLabels(exact));
     }
   });
@@ -159,13 +213,17 @@ describe("the session properties, kept with their sessions", () => {
         starts.set(row.sessionId, row.createdAt.getTime());
     }
     const keys = new Set<string>();
+    const add = (sessionId: string, path: string[], text: string | null) =>
+      keys.add(JSON.stringify([sessionId, starts.get(sessionId), path, text]));
+    // Objects and arrays, and texts over 256 bytes, are marked by a NULL value.
     const walk = (sessionId: string, value: unknown, path: string[]) => {
+      if (value !== null && typeof value === "object" && path.length > 0) add(sessionId, path, null);
       if (Array.isArray(value))
         for (const [index, item] of value.entries()) walk(sessionId, item, [...path, String(index)]);
       else if (value !== null && typeof value === "object")
         for (const [key, item] of Object.entries(value)) walk(sessionId, item, [...path, key]);
       else if (value !== null && path.length > 0)
-        keys.add(JSON.stringify([sessionId, starts.get(sessionId), path, String(value)]));
+        add(sessionId, path, Buffer.byteLength(String(value)) > 256 ? null : String(value));
     };
     for (const row of rows) walk(row.sessionId, row.properties, []);
     return [...keys].sort();
@@ -197,12 +255,14 @@ describe("the session properties, kept with their sessions", () => {
     // s1 upgrades; s2 gets its first property; s3 gets an earlier event, which moves its start.
     await insertEvents(database.db, [
       event("s1", 5, { plan: "pro", cart: { items: [{ sku: "a" }, { sku: "b" }] } }),
-      event("s2", 6, { coupon: "SPRING" }),
+      event("s2", 6, { coupon: "SPRING", note: "n".repeat(300) }),
       event("s3", -10, { referrer_plan: "team", seats: 3 }),
     ]);
     const expected = await expectedRows(project);
     expect(expected).toContain(JSON.stringify(["s3", AT - 10 * MINUTE, ["seats"], "3"]));
     expect(expected).toContain(JSON.stringify(["s1", AT, ["cart", "items", "1", "sku"], "b"]));
+    expect(expected).toContain(JSON.stringify(["s1", AT, ["cart", "items", "1"], null]));
+    expect(expected).toContain(JSON.stringify(["s2", AT + 2 * MINUTE, ["note"], null]));
     expect(await storedRows(project)).toEqual(expected);
     // The migration's full build writes the same rows (rolled back: the table stays as kept).
     const rebuilt = await database.db

@@ -1,11 +1,16 @@
 -- property_leaves(properties, prefix): each leaf of an event's properties that `#>>` can print as
 -- the value of a key path: a string (its text, "" included), a number (its JSON text) or a boolean
 -- (`true`, `false`), with the path that reaches it, array elements by their position (0, 1, …) as
--- `#>>` reads them. JSON null prints nothing and is left out, as objects and arrays are (their
--- leaves stand for them). The session properties (src/db/routines/refresh_session_properties.sql)
--- are these leaves of a session's events, and a property filter `is` reads them
--- (src/queries/property-leaves.ts keeps the same limits): a leaf with a value over 256 bytes, a path
--- of more than 16 keys or keys over 256 bytes in all is not kept, so that every row fits its index.
+-- `#>>` reads them. JSON null prints nothing and is left out. The session properties
+-- (src/db/routines/refresh_session_properties.sql) are these leaves of a session's events, and
+-- property filters read them (src/queries/property-leaves.ts keeps the same limits): a leaf with a
+-- value over 256 bytes, a path of more than 16 keys or keys over 256 bytes in all is not kept, so
+-- that every row fits its index.
+--
+-- What `#>>` prints at a path that the leaves do not hold as text (an object or an array, printed
+-- as its JSON; a value over 256 bytes) is marked by a row of that path whose value is NULL: a
+-- filter whose values such a text could pass (`contains`, `regex`, …) reads the events of the
+-- sessions so marked, and only theirs, for the exact answer.
 --
 -- PL/pgSQL that recurses only into nested values, as flatten_properties does (a recursive CTE in a
 -- SQL function is planned again for every row).
@@ -29,14 +34,21 @@ BEGIN
     FROM jsonb_array_elements(CASE jsonb_typeof(properties) WHEN 'array' THEN properties ELSE '[]'::jsonb END)
       WITH ORDINALITY AS a(element, position)
   LOOP
+    path := prefix || item.child_key;
     IF item.kind IN ('string', 'number', 'boolean') THEN
-      path := prefix || item.child_key;
       value := item.child #>> '{}';
-      IF octet_length(value) <= 256 AND octet_length(array_to_string(path, '')) <= 256 THEN
+      IF octet_length(array_to_string(path, '')) <= 256 THEN
+        IF octet_length(value) > 256 THEN
+          value := NULL;
+        END IF;
         RETURN NEXT;
       END IF;
     ELSIF item.kind IN ('object', 'array') THEN
-      RETURN QUERY SELECT l.path, l.value FROM property_leaves(item.child, prefix || item.child_key) AS l;
+      IF octet_length(array_to_string(path, '')) <= 256 THEN
+        value := NULL;
+        RETURN NEXT;
+      END IF;
+      RETURN QUERY SELECT l.path, l.value FROM property_leaves(item.child, path) AS l;
     END IF;
   END LOOP;
 END;

@@ -1,6 +1,7 @@
 -- refresh_session_properties(rebuild_all): the session properties (session_properties), every
 -- distinct leaf (property_leaves, src/db/routines/property_leaves.sql) of the properties of each
--- session's events, with the session's start, which answer property filters `is` by index
+-- session's events (and a NULL-valued row for each path where they hold an object, an array or a
+-- long text), with the session's start, which answer property filters by index
 -- (src/queries/filter-conditions.ts). refresh_session_rollups (src/db/routines/refresh_session_rollups.sql)
 -- calls it after the session rows, with its temporary tables `touched_after` (the sessions of this
 -- run as written) and `touched_before` (as they were; none for new sessions).

@@ -149,10 +149,12 @@ export const sessionNames = pgTable(
  * Each property value a session's events carry, with the session's start: one row per distinct
  * (key path, text) of a leaf (a string, number or boolean; not JSON null) of any of its events'
  * properties, the path as `#>>` reads it (array elements by their position), the text as `#>>`
- * prints it (src/db/routines/property_leaves.sql). Derived with the session names, per touched
- * session (src/db/routines/refresh_session_properties.sql). It answers property filters `is`
- * ("sessions with an event whose `plan` is `pro`") by index, where the events' JSON would be read
- * for every session of the window.
+ * prints it (src/db/routines/property_leaves.sql). A NULL value marks a path where some event holds
+ * what the rows do not: an object or an array (printed as JSON), or a text over 256 bytes. Derived
+ * with the session names, per touched session (src/db/routines/refresh_session_properties.sql). It
+ * answers property filters that keep sessions with a matching event ("an event whose `plan` is
+ * `pro`", "… starts with `pro`") by index, where the events' JSON would be read for every session
+ * of the window; the events are read only for the sessions a NULL row marks.
  */
 export const sessionProperties = pgTable(
   "session_properties",
@@ -161,12 +163,13 @@ export const sessionProperties = pgTable(
     sessionId: text("session_id").notNull(),
     startedAt: timestamp("started_at", { withTimezone: true, precision: 3 }).notNull(),
     path: text("path").array().notNull(),
-    value: text("value").notNull(),
+    value: text("value"),
   },
   (t) => [
     // A session's values are found through its start, as its pages and names are.
     index("session_properties_project_started_idx").on(t.projectId, t.startedAt),
-    // Covers `properties.… is …` filters: the matching sessions of a window without the table.
+    // Covers property filters: `is` by its values, the other operators by the path's rows; the
+    // matching sessions of a window without the table.
     index("session_properties_project_value_idx").on(t.projectId, t.path, t.value, t.startedAt, t.sessionId),
   ],
 );

@@ -1,0 +1,1 @@
+ALTER TABLE "session_properties" ALTER COLUMN "value" DROP NOT NULL;
