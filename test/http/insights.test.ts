@@ -257,6 +257,15 @@ describe("GET /metrics against the reference", () => {
     ["lte on duration", [{ name: "duration", operator: "lte", value: ["0"] }]],
     ["gte on a numeric property", [{ name: "properties.price", operator: "gte", value: [10] }]],
     ["is on a nested property", [{ name: "properties.nested.variant", operator: "is", value: ["B"] }]],
+    // `nested` holds an object: its sessions are marked and their events read for its JSON text.
+    [
+      "contains on a property holding an object",
+      [{ name: "properties.nested", operator: "contains", value: ["B"] }],
+    ],
+    [
+      "startsWith on a property holding an object",
+      [{ name: "properties.nested", operator: "startsWith", value: ["{"] }],
+    ],
     ["is on the event name", [{ name: "name", operator: "is", value: ["purchase"] }]],
     [
       "several filters are ANDed",
