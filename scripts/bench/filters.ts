@@ -23,6 +23,7 @@ export type FilterCaseKind =
   | "origin"
   | "name"
   | "property"
+  | "propertyText"
   | "chart"
   | "chartTwo";
 
@@ -89,6 +90,8 @@ const TRIPLES = [
 /** Text candidates are the prefixes of a dimension's values, up to this long, over at most this many values. */
 const TEXT_PREFIX_MAX = 16;
 const TEXT_VALUES_MAX = 500;
+/** A property key's prefixes come from its commonest values, at most this many. */
+const PROPERTY_TEXT_VALUES_MAX = 50;
 
 const inRange = (share: number): boolean => share >= MIN_SHARE && share <= MAX_SHARE;
 const pct = (share: number): string => `${(100 * share).toFixed(1)} %`;
@@ -224,6 +227,49 @@ async function propertyCounts(db: pg.Client, window: BenchWindow): Promise<Candi
     order: 0,
     tieBreak: `${r.key}\u0000${r.value}`,
   }));
+}
+
+/**
+ * Sessions with an event whose top-level property contains each prefix (2 to 16 characters) of one
+ * of its key's commonest values, as a user searches a property (`properties.button contains "bo"`):
+ * the other operators' exact path. Counted exactly (a session may hold several values of a key),
+ * over the keys' values in the window; a prefix that matches two values or more wins over one that
+ * matches a single value, as for the text operator on a dimension.
+ */
+async function propertyTextCounts(
+  db: pg.Client,
+  window: BenchWindow,
+): Promise<{ multi: Candidate[]; single: Candidate[] }> {
+  const result = await db.query<{ key: string; prefix: string; n: number; matched: number }>(
+    `WITH leaves AS (
+       SELECT DISTINCT e.session_id, p.key, p.value #>> '{}' AS value
+         FROM events e, jsonb_each(e.properties) AS p(key, value)
+        WHERE e.project_id = $1 AND e.created_at >= $2 AND e.created_at < $3 AND e.properties <> '{}'::jsonb
+          AND jsonb_typeof(p.value) IN ('string', 'number', 'boolean') AND p.key ~ '^[A-Za-z_][A-Za-z0-9_]*$'),
+     ranked AS (
+       SELECT key, value, row_number() OVER (PARTITION BY key ORDER BY count(*) DESC, value) AS rank
+         FROM leaves GROUP BY key, value),
+     prefixes AS (
+       SELECT DISTINCT r.key, left(r.value, len) AS prefix
+         FROM ranked r, generate_series(2, least(length(r.value), $4::int)) AS len
+        WHERE r.rank <= $5)
+     SELECT x.key, x.prefix, count(DISTINCT l.session_id)::int AS n, count(DISTINCT l.value)::int AS matched
+       FROM prefixes x JOIN leaves l ON l.key = x.key AND strpos(l.value, x.prefix) > 0
+      GROUP BY 1, 2`,
+    [BENCH_PROJECT, window.start, window.end, TEXT_PREFIX_MAX, PROPERTY_TEXT_VALUES_MAX],
+  );
+  const multi: Candidate[] = [];
+  const single: Candidate[] = [];
+  for (const r of result.rows) {
+    (r.matched >= 2 ? multi : single).push({
+      filters: [{ name: `properties.${r.key}`, operator: "contains", value: [r.prefix] }],
+      sessions: r.n,
+      // Shorter prefixes first among equals: they are the more typical search.
+      order: r.prefix.length,
+      tieBreak: `${r.key}\u0000${r.prefix}`,
+    });
+  }
+  return { multi, single };
 }
 
 const isFilter = (name: BenchFilter["name"], value: string): BenchFilter => ({
@@ -392,6 +438,12 @@ export async function pickFilters(db: pg.Client, window: BenchWindow): Promise<F
   const property = closest(await propertyCounts(db, window), total);
   if (property) add("property", "property", property);
   else skipped.push(`\`properties.… is …\`: no property value is in ${range} of the sessions`);
+
+  const propertyPrefixes = await propertyTextCounts(db, window);
+  const propertyText = closest(propertyPrefixes.multi, total) ?? closest(propertyPrefixes.single, total);
+  if (propertyText) add("propertyText", "propertyText", propertyText);
+  else
+    skipped.push(`\`properties.… contains …\`: no prefix of a property value is in ${range} of the sessions`);
 
   const section = closest(await pathSectionCounts(db, window), total);
   if (section) add("pathText", "pathText", section);
