@@ -1,6 +1,7 @@
 import type pg from "pg";
 import type { BreakdownDimension } from "../../src/lib/dimensions";
 import { BENCH_PROJECT, type BenchFilter, type BenchWindow, CHART_BREAKDOWN } from "./cases";
+import { type Candidate, propertyCounts, propertyTextCounts, TEXT_PREFIX_MAX } from "./filter-candidates";
 
 /**
  * The filters the benchmark measures, picked from the data (issue 15): hard-coded values would
@@ -87,25 +88,14 @@ const TRIPLES = [
   ["country", "device", "browser"],
   ["device", "os", "referrer_type"],
 ] as const satisfies readonly (readonly BreakdownDimension[])[];
-/** Text candidates are the prefixes of a dimension's values, up to this long, over at most this many values. */
-const TEXT_PREFIX_MAX = 16;
+/** Text candidates are the prefixes of a dimension's values (up to TEXT_PREFIX_MAX long), over at most this many values. */
 const TEXT_VALUES_MAX = 500;
-/** A property key's prefixes come from its commonest values, at most this many. */
-const PROPERTY_TEXT_VALUES_MAX = 50;
 
 const inRange = (share: number): boolean => share >= MIN_SHARE && share <= MAX_SHARE;
 const pct = (share: number): string => `${(100 * share).toFixed(1)} %`;
 /** A plain (non-"not set") value: the API counts NULL and '' alike as not set. */
 const isSet = (value: string | null | undefined): value is string =>
   value !== null && value !== undefined && value !== "";
-
-interface Candidate {
-  filters: BenchFilter[];
-  sessions: number;
-  /** Lower sorts first among equally close candidates (list order, then value). */
-  order: number;
-  tieBreak: string;
-}
 
 /** The candidate closest to 8 % within 2–20 %, deterministically; undefined when none is in range. */
 function closest(candidates: readonly Candidate[], total: number): Candidate | undefined {
@@ -205,71 +195,6 @@ async function pathSectionCounts(db: pg.Client, window: BenchWindow): Promise<Ca
     order: 0,
     tieBreak: r.value,
   }));
-}
-
-/**
- * Sessions with an event whose top-level property has each scalar value, as a dashboard filters on
- * a property it tracks (`properties.plan is "free"`): the exact path, through the sessions' property values.
- * Keys the API would read as a path (dots) or an array position are left out.
- */
-async function propertyCounts(db: pg.Client, window: BenchWindow): Promise<Candidate[]> {
-  const result = await db.query<{ key: string; value: string; n: number }>(
-    `SELECT p.key, p.value #>> '{}' AS value, count(DISTINCT e.session_id)::int AS n
-       FROM events e, jsonb_each(e.properties) AS p(key, value)
-      WHERE e.project_id = $1 AND e.created_at >= $2 AND e.created_at < $3 AND e.properties <> '{}'::jsonb
-        AND jsonb_typeof(p.value) IN ('string', 'number', 'boolean') AND p.key ~ '^[A-Za-z_][A-Za-z0-9_]*$'
-      GROUP BY 1, 2`,
-    [BENCH_PROJECT, window.start, window.end],
-  );
-  return result.rows.map((r) => ({
-    filters: [{ name: `properties.${r.key}`, operator: "is", value: [r.value] }],
-    sessions: r.n,
-    order: 0,
-    tieBreak: `${r.key}\u0000${r.value}`,
-  }));
-}
-
-/**
- * Sessions with an event whose top-level property contains each prefix (2 to 16 characters) of one
- * of its key's commonest values, as a user searches a property (`properties.button contains "bo"`):
- * the other operators' exact path. Counted exactly (a session may hold several values of a key),
- * over the keys' values in the window; a prefix that matches two values or more wins over one that
- * matches a single value, as for the text operator on a dimension.
- */
-async function propertyTextCounts(
-  db: pg.Client,
-  window: BenchWindow,
-): Promise<{ multi: Candidate[]; single: Candidate[] }> {
-  const result = await db.query<{ key: string; prefix: string; n: number; matched: number }>(
-    `WITH leaves AS (
-       SELECT DISTINCT e.session_id, p.key, p.value #>> '{}' AS value
-         FROM events e, jsonb_each(e.properties) AS p(key, value)
-        WHERE e.project_id = $1 AND e.created_at >= $2 AND e.created_at < $3 AND e.properties <> '{}'::jsonb
-          AND jsonb_typeof(p.value) IN ('string', 'number', 'boolean') AND p.key ~ '^[A-Za-z_][A-Za-z0-9_]*$'),
-     ranked AS (
-       SELECT key, value, row_number() OVER (PARTITION BY key ORDER BY count(*) DESC, value) AS rank
-         FROM leaves GROUP BY key, value),
-     prefixes AS (
-       SELECT DISTINCT r.key, left(r.value, len) AS prefix
-         FROM ranked r, generate_series(2, least(length(r.value), $4::int)) AS len
-        WHERE r.rank <= $5)
-     SELECT x.key, x.prefix, count(DISTINCT l.session_id)::int AS n, count(DISTINCT l.value)::int AS matched
-       FROM prefixes x JOIN leaves l ON l.key = x.key AND strpos(l.value, x.prefix) > 0
-      GROUP BY 1, 2`,
-    [BENCH_PROJECT, window.start, window.end, TEXT_PREFIX_MAX, PROPERTY_TEXT_VALUES_MAX],
-  );
-  const multi: Candidate[] = [];
-  const single: Candidate[] = [];
-  for (const r of result.rows) {
-    (r.matched >= 2 ? multi : single).push({
-      filters: [{ name: `properties.${r.key}`, operator: "contains", value: [r.prefix] }],
-      sessions: r.n,
-      // Shorter prefixes first among equals: they are the more typical search.
-      order: r.prefix.length,
-      tieBreak: `${r.key}\u0000${r.prefix}`,
-    });
-  }
-  return { multi, single };
 }
 
 const isFilter = (name: BenchFilter["name"], value: string): BenchFilter => ({
