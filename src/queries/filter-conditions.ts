@@ -6,7 +6,7 @@ import { events, sessionNames, sessionPages, sessionProperties, sessions } from 
 import { ApiError } from "../lib/errors";
 import type { Filter, FilterColumn, FilterField } from "../lib/filter-parser";
 import { type EventsTable, eventColumn, sessionColumn } from "./columns";
-import { propertyAnswer } from "./property-leaves";
+import { POSITIVE_COUNTERPART, propertyAnswer } from "./property-leaves";
 import { NUMERIC_TEXT_SQL } from "./sql-helpers";
 
 /**
@@ -196,17 +196,19 @@ export interface SessionFilterOptions {
 }
 
 /**
- * Some event of the session a NULL property row marks (`filter_property`: its path holds an object,
- * an array or a long text there) that passes the filter on its JSON. No event precedes its
- * session's start, which the row carries.
+ * Some event of the session a property row names (`filter_property`) that passes the filter on its
+ * JSON: for a NULL row (its path holds an object, an array or a long text there), or for a row that
+ * may make the session fail a negative operator. No event precedes its session's start, which the
+ * row carries. `offset 0` keeps it a probe of that session's events per row: as a join the planner
+ * hashed every event of the project whose value it guessed rare (a property's `is null`).
  */
-function markedEvents(filter: Filter, field: FilterField): SQL {
+function eventsOfPropertyRow(filter: Filter, field: FilterField): SQL {
   return sql`exists (select 1 from ${events} as ${sql.identifier(FILTER_EVENT)} where ${and(
     eq(filterEvents.projectId, filterProperties.projectId),
     eq(filterEvents.sessionId, filterProperties.sessionId),
     gte(filterEvents.createdAt, filterProperties.startedAt),
     condition(filter, eventOperand(field, filterEvents)),
-  )})`;
+  )} offset 0)`;
 }
 
 /**
@@ -315,16 +317,36 @@ export function sessionConditions(filters: Filter[], options: SessionFilterOptio
             : "events";
         if (field.kind === "property" && byProperties !== "events") {
           // The session's property values, by index, rather than every event's JSON of the window.
+          const ofKey = [
+            ...startedInWindow(filterProperties.startedAt),
+            sql`${filterProperties.path} = ${sql.param(field.path)}::text[]`,
+          ];
+          const counterpart = POSITIVE_COUNTERPART[filter.operator];
+          if (byProperties === "complement" && counterpart !== undefined) {
+            // Left out: the sessions with a row (a value passing the counterpart, or a mark) none of
+            // whose events passes the filter. An anti-join, whose events are those rows' sessions'.
+            const passes = condition(
+              { ...filter, operator: counterpart },
+              { expression: filterProperties.value, numeric: false },
+            );
+            return sql`not ${someRowOf(
+              sessionProperties,
+              FILTER_PROPERTY,
+              filterProperties,
+              ...ofKey,
+              sql`(${passes} or ${filterProperties.value} is null)`,
+              sql`not ${eventsOfPropertyRow(filter, field)}`,
+            )}`;
+          }
           const held = condition(filter, { expression: filterProperties.value, numeric: false });
           return someRowOf(
             sessionProperties,
             FILTER_PROPERTY,
             filterProperties,
-            ...startedInWindow(filterProperties.startedAt),
-            sql`${filterProperties.path} = ${sql.param(field.path)}::text[]`,
+            ...ofKey,
             byProperties === "values"
               ? held
-              : sql`(${held} or (${filterProperties.value} is null and ${markedEvents(filter, field)}))`,
+              : sql`(${held} or (${filterProperties.value} is null and ${eventsOfPropertyRow(filter, field)}))`,
           );
         }
         return someRowOf(

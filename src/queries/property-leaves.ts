@@ -12,12 +12,16 @@ import type { FilterOperator } from "../lib/filter-parser";
  * - `rows`: any other positive operator (`contains`, `startsWith`, `regex`, `gt`, …, and `is` over
  *   such values): the path's rows whose value passes, and, for the sessions a NULL row marks, their
  *   events;
- * - `events`: the negative operators (`isNot`, `doesNotContain`, `isNull`, which keep sessions with
- *   an event that lacks the value, a thing the rows cannot tell), and paths the rows write otherwise:
- *   array positions written another way ("01", "-1", "+2" or " 3" reach an element the rows name
- *   otherwise), or past the limits under which a path is kept.
+ * - `complement`: the negative operators (`isNot`, `doesNotContain`, `isNull`), which keep sessions
+ *   with an event that passes them. A session fails one only when every one of its events passes
+ *   its positive counterpart (`is`, `contains`, `isNotNull`), so it holds a row that passes the
+ *   counterpart or a NULL row: the events of those sessions only are read, and the sessions where
+ *   none passes are left out;
+ * - `events`: paths the rows write otherwise: array positions written another way ("01", "-1",
+ *   "+2" or " 3" reach an element the rows name otherwise), or past the limits under which a path
+ *   is kept.
  */
-export type PropertyAnswer = "values" | "rows" | "events";
+export type PropertyAnswer = "values" | "rows" | "complement" | "events";
 
 /** The limits property_leaves applies (keep the two equal). */
 export const LEAF_MAX_KEYS = 16;
@@ -37,6 +41,13 @@ const POSITIVE: ReadonlySet<FilterOperator> = new Set([
   "lt",
   "lte",
 ]);
+
+/** The negative operators, each with the positive operator that keeps what it leaves out. */
+export const POSITIVE_COUNTERPART: Partial<Record<FilterOperator, FilterOperator>> = {
+  isNot: "is",
+  doesNotContain: "contains",
+  isNull: "isNotNull",
+};
 
 /** What strtol(…, 10) takes whole, so `#>>` reads it as an array position. */
 const POSITION_LIKE = /^[ \t\n\v\f\r]*[+-]?[0-9]+$/;
@@ -62,6 +73,8 @@ export function propertyAnswer(
   path: readonly string[],
   values: readonly string[],
 ): PropertyAnswer {
-  if (!POSITIVE.has(operator) || !pathKept(path)) return "events";
+  if (!pathKept(path)) return "events";
+  if (POSITIVE_COUNTERPART[operator] !== undefined) return "complement";
+  if (!POSITIVE.has(operator)) return "events";
   return operator === "is" && values.length > 0 && values.every(heldText) ? "values" : "rows";
 }

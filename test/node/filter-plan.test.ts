@@ -141,7 +141,7 @@ function nodesOf(node: PlanNode, relation: string): PlanNode[] {
   return [...own, ...(node.Plans ?? []).flatMap((child) => nodesOf(child, relation))];
 }
 
-it("finds the sessions of a property filter `contains` by the path's rows, reading only the marked sessions' events", async () => {
+it("finds the sessions of a property filter `contains` or `isNot` by the path's rows, reading only the candidate sessions' events", async () => {
   // Twenty sessions, by fours: USD, EUR, an object (marked: `#>>` prints its JSON), none.
   const projectId = uniqueId("filters-property-rows");
   const currencies = [{ currency: "USD" }, { currency: "EUR" }, { currency: { code: "USD" } }, {}];
@@ -165,6 +165,18 @@ it("finds the sessions of a property filter `contains` by the path's rows, readi
   expect(nodesOf(root, "session_properties").map((node) => node["Index Name"])).toContain(
     "session_properties_project_value_idx",
   );
-  const eventReads = nodesOf(root, "events");
-  expect(eventReads.reduce((loops, node) => loops + node["Actual Loops"], 0)).toBe(5);
+  const eventLoops = (plan: PlanNode) =>
+    nodesOf(plan, "events").reduce((loops, node) => loops + node["Actual Loops"], 0);
+  expect(eventLoops(root)).toBe(5);
+  // `isNot "USD"` leaves out the sessions all of whose events are USD: its candidates are the USD
+  // rows and the marks, and only their sessions' events are read (10 of 20).
+  const negative = parse([{ name: "properties.currency", operator: "isNot", value: ["USD"] }]);
+  const kept = await planWithIndexes(
+    database.db
+      .select({ id: sessions.id })
+      .from(sessions)
+      .where(and(eq(sessions.projectId, projectId), sessionConditions(negative))),
+  );
+  expect(kept["Actual Rows"]).toBe(15);
+  expect(eventLoops(kept)).toBe(10);
 });

@@ -45,11 +45,25 @@ const PROPERTIES: Record<string, string> = {
   deep17: `${'{"e": '.repeat(16)}{"e": "x"}${"}".repeat(16)}`,
   topArray: '["first", {"k": "v"}]',
   none: "{}",
+  // Sessions of two events (the second in SECOND_EVENT), for the negative operators.
+  stageThenNone: '{"stage": "beta"}',
+  stageTwice: '{"stage": "beta"}',
+  stageObject: '{"stage": {"v": "beta"}}',
+  stageLong: `{"stage": "${"b".repeat(300)}"}`,
+};
+
+/** Label → raw jsonb of its session's second event, a minute after its first. */
+const SECOND_EVENT: Record<string, string> = {
+  stageThenNone: "{}",
+  stageTwice: '{"stage": "beta"}',
+  stageObject: '{"stage": {"v": "beta"}}',
+  stageLong: `{"stage": "${"b".repeat(300)}"}`,
 };
 
 const ALL = Object.keys(PROPERTIES);
+const except = (...labels: string[]) => ALL.filter((label) => !labels.includes(label));
 
-type Source = "values" | "rows" | "events";
+type Source = "values" | "rows" | "complement" | "events";
 
 const path = (key: string, times: number) => Array.from({ length: times }, () => key).join(".");
 
@@ -123,36 +137,59 @@ const CASES: Array<[string, FilterOperator, Array<string | number>, string[], So
   [`properties.${path("e", 16)}`, "isNotNull", [], ["deep17"], "rows"],
   [`properties.${path("e", 17)}`, "contains", ["x"], ["deep17"], "events"],
   ["properties.items.01", "contains", ["x2"], ["arrayItem"], "events"],
-  // The negative operators keep sessions with an event that lacks the value: the events.
-  ["properties.plan", "isNot", ["pro"], ALL.filter((label) => label !== "stringPro"), "events"],
+  // The negative operators keep sessions with an event that passes them: every session but those
+  // with a row passing the positive counterpart (or a mark) none of whose events passes.
+  ["properties.plan", "isNot", ["pro"], except("stringPro"), "complement"],
+  ["properties.plan", "doesNotContain", ["r"], except("stringPro", "stringProCase"), "complement"],
+  ["properties.plan", "isNull", [], except("stringPro", "stringProCase"), "complement"],
+  ["properties.stage", "is", ["beta"], ["stageThenNone", "stageTwice"], "values"],
+  ["properties.stage", "contains", ["bet"], ["stageObject", "stageThenNone", "stageTwice"], "rows"],
+  ["properties.stage", "isNot", ["beta"], except("stageTwice"), "complement"],
+  ["properties.stage", "isNot", ["beta", "alpha"], except("stageTwice"), "complement"],
+  ["properties.stage", "isNot", ['{"v": "beta"}'], except("stageObject"), "complement"],
+  ["properties.stage", "isNot", ["b".repeat(300)], except("stageLong"), "complement"],
+  ["properties.stage", "doesNotContain", ["bet"], except("stageTwice", "stageObject"), "complement"],
   [
-    "properties.plan",
+    "properties.stage",
     "doesNotContain",
-    ["r"],
-    ALL.filter((label) => !label.startsWith("stringPro")),
-    "events",
+    ["b"],
+    except("stageTwice", "stageObject", "stageLong"),
+    "complement",
   ],
-  ["properties.plan", "isNull", [], ALL.filter((label) => !label.startsWith("stringPro")), "events"],
+  ["properties.stage", "isNull", [], except("stageTwice", "stageObject", "stageLong"), "complement"],
+  ["properties.tier.name", "isNot", ["gold"], except("objectValue", "stringPro"), "complement"],
+  ["properties.items.01.sku", "isNot", ["x2"], except("arrayItem"), "events"],
 ];
 
 const sessionOf = (project: string, label: string) => `${project}-${label}`;
 
-/** One session per label in `project`, its event's properties written as raw jsonb before the refresh. */
+/**
+ * One session per label in `project` (two events for the labels of SECOND_EVENT), each event's
+ * properties written as raw jsonb before the refresh.
+ */
 async function load(project: string): Promise<void> {
   const labels = Object.keys(PROPERTIES);
-  const ids = labels.map(() => crypto.randomUUID());
+  const seconds = Object.keys(SECOND_EVENT);
+  const firsts = labels.map((label, index) => ({ label, at: T0 + index * MINUTE, raw: PROPERTIES[label] }));
+  const later = seconds.map((label) => ({
+    label,
+    at: T0 + labels.indexOf(label) * MINUTE + MINUTE / 2,
+    raw: SECOND_EVENT[label],
+  }));
+  const all = [...firsts, ...later];
+  const ids = all.map(() => crypto.randomUUID());
   await insertEvents(
     database.db,
-    labels.map((label, index) => ({
+    all.map(({ label, at }, index) => ({
       id: ids[index],
       projectId: project,
       sessionId: sessionOf(project, label),
-      createdAt: new Date(T0 + index * MINUTE),
+      createdAt: new Date(at),
     })),
     { refresh: false },
   );
   // One statement for all of them, each event's raw jsonb beside its id.
-  const raw = labels.map((label) => PROPERTIES[label] as string);
+  const raw = all.map(({ raw }) => raw as string);
   await database.db.execute(sql`update events e set properties = v.properties::jsonb
     from unnest(${sql.param(ids)}::uuid[], ${sql.param(raw)}::text[]) as v(id, properties) where e.id = v.id`);
   await refreshUntilFolded(drizzleStatements(database.db), [], [project]);
@@ -184,7 +221,10 @@ describe("a property filter on sessions", () => {
     // the one that reads the events' JSON.
     const text = new PgDialect().sqlToQuery(condition as SQL).sql;
     expect(text.includes('from "session_properties"')).toBe(source !== "events");
-    expect(text.includes('"filter_property"."value" is null')).toBe(source === "rows");
+    expect(text.includes('"filter_property"."value" is null')).toBe(
+      source === "rows" || source === "complement",
+    );
+    expect(text.startsWith("not exists")).toBe(source === "complement");
   });
 
   it("keeps what the events' JSON alone keeps, for every case", async () => {

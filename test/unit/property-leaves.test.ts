@@ -3,6 +3,7 @@ import {
   LEAF_MAX_KEYS,
   LEAF_PATH_MAX_BYTES,
   LEAF_VALUE_MAX_BYTES,
+  POSITIVE_COUNTERPART,
   propertyAnswer,
 } from "../../src/queries/property-leaves";
 
@@ -45,10 +46,13 @@ describe("propertyAnswer", () => {
     expect(propertyAnswer("isNotNull", ["plan"], [])).toBe("rows");
   });
 
-  it("leaves the negative operators to the events: they keep sessions with an event that lacks the value", () => {
+  it("answers the negative operators by the complement of their positive counterparts", () => {
     for (const operator of ["isNot", "doesNotContain", "isNull"] as const) {
-      expect(propertyAnswer(operator, ["plan"], operator === "isNull" ? [] : ["pro"])).toBe("events");
+      expect(propertyAnswer(operator, ["plan"], operator === "isNull" ? [] : ["pro"])).toBe("complement");
     }
+    expect(propertyAnswer("isNot", ["tier"], ['{"a": 1}'])).toBe("complement");
+    expect(propertyAnswer("isNot", ["items", "01"], ["x"])).toBe("events");
+    expect(POSITIVE_COUNTERPART).toEqual({ isNot: "is", doesNotContain: "contains", isNull: "isNotNull" });
   });
 
   it("leaves positions written another way to the events (strtol's syntax)", () => {
