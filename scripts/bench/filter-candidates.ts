@@ -16,17 +16,22 @@ export const TEXT_PREFIX_MAX = 16;
 const PROPERTY_TEXT_VALUES_MAX = 50;
 
 /**
+ * Each distinct (session, top-level key, scalar value as text) of the events of the window
+ * ($1 project, $2 start, $3 end). Keys the API would read as a path (dots) or an array position
+ * are left out.
+ */
+const WINDOW_LEAVES = `SELECT DISTINCT e.session_id, p.key, p.value #>> '{}' AS value
+  FROM events e, jsonb_each(e.properties) AS p(key, value)
+ WHERE e.project_id = $1 AND e.created_at >= $2 AND e.created_at < $3 AND e.properties <> '{}'::jsonb
+   AND jsonb_typeof(p.value) IN ('string', 'number', 'boolean') AND p.key ~ '^[A-Za-z_][A-Za-z0-9_]*$'`;
+
+/**
  * Sessions with an event whose top-level property has each scalar value, as a dashboard filters on
  * a property it tracks (`properties.plan is "free"`): the exact path, through the sessions' property values.
- * Keys the API would read as a path (dots) or an array position are left out.
  */
 export async function propertyCounts(db: pg.Client, window: BenchWindow): Promise<Candidate[]> {
   const result = await db.query<{ key: string; value: string; n: number }>(
-    `SELECT p.key, p.value #>> '{}' AS value, count(DISTINCT e.session_id)::int AS n
-       FROM events e, jsonb_each(e.properties) AS p(key, value)
-      WHERE e.project_id = $1 AND e.created_at >= $2 AND e.created_at < $3 AND e.properties <> '{}'::jsonb
-        AND jsonb_typeof(p.value) IN ('string', 'number', 'boolean') AND p.key ~ '^[A-Za-z_][A-Za-z0-9_]*$'
-      GROUP BY 1, 2`,
+    `SELECT key, value, count(*)::int AS n FROM (${WINDOW_LEAVES}) AS leaves GROUP BY 1, 2`,
     [BENCH_PROJECT, window.start, window.end],
   );
   return result.rows.map((r) => ({
@@ -49,11 +54,7 @@ export async function propertyTextCounts(
   window: BenchWindow,
 ): Promise<{ multi: Candidate[]; single: Candidate[] }> {
   const result = await db.query<{ key: string; prefix: string; n: number; matched: number }>(
-    `WITH leaves AS (
-       SELECT DISTINCT e.session_id, p.key, p.value #>> '{}' AS value
-         FROM events e, jsonb_each(e.properties) AS p(key, value)
-        WHERE e.project_id = $1 AND e.created_at >= $2 AND e.created_at < $3 AND e.properties <> '{}'::jsonb
-          AND jsonb_typeof(p.value) IN ('string', 'number', 'boolean') AND p.key ~ '^[A-Za-z_][A-Za-z0-9_]*$'),
+    `WITH leaves AS (${WINDOW_LEAVES}),
      ranked AS (
        SELECT key, value, row_number() OVER (PARTITION BY key ORDER BY count(*) DESC, value) AS rank
          FROM leaves GROUP BY key, value),
