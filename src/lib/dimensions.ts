@@ -52,10 +52,20 @@ export const isMultiValuedDimension = (name: string): name is MultiValuedDimensi
 export type FilterDimension = BreakdownDimension | MultiValuedDimension;
 
 /**
- * Each origin a session's events carry: multi-valued like `path`, but kept only in the bit strings
- * per day (src/db/routines/refresh_session_bits.sql), not in the rollups.
+ * The values a session's events' properties hold at one path (session_properties), multi-valued
+ * like `path` and kept only in the bit strings per day, for the paths a day has few values of
+ * (src/db/routines/refresh_session_bits.sql): `property:` and the path as a JSON array.
  */
-export type BitStringDimension = FilterDimension | "origin";
+export type PropertyStringDimension = `property:${string}`;
+
+export const propertyStringDimension = (path: readonly string[]): PropertyStringDimension =>
+  `property:${JSON.stringify(path)}`;
+
+/**
+ * Each origin a session's events carry: multi-valued like `path`, but kept only in the bit strings
+ * per day (src/db/routines/refresh_session_bits.sql), not in the rollups; and property values.
+ */
+export type BitStringDimension = FilterDimension | "origin" | PropertyStringDimension;
 
 export const isBitStringOnlyDimension = (name: string): name is "origin" => name === "origin";
 

@@ -129,6 +129,39 @@ const COMBINATIONS: Array<[string, FilterInput[]]> = [
     "three filters with a prefix and text operators",
     [is("city", "startsWith", ["S"]), is("browser", "is", ["Safari"]), is("utm_medium", "isNull")],
   ],
+  // A property's values have strings too (a session under each value its events hold there).
+  ["one property value", [is("properties.plan", "is", ["pro"])]],
+  ["a property value and a country", [is("properties.plan", "is", ["pro"]), is("country", "isNot", ["US"])]],
+  // The other positive operators, over paths whose sessions hold no object or long text there.
+  [
+    "a property's text and a country",
+    [is("properties.plan", "contains", ["pro"]), is("country", "isNot", ["US"])],
+  ],
+  [
+    "a property's start, a comparison on another and a device",
+    [
+      is("properties.plan", "startsWith", ["f", "1"]),
+      is("properties.price", "gt", [10]),
+      is("device", "is", ["desktop"]),
+    ],
+  ],
+  [
+    "a property set and a regex on another",
+    [is("properties.plan", "isNotNull"), is("properties.price", "regex", ["^4"])],
+  ],
+  ["one filter on a nested property's end", [is("properties.nested.variant", "endsWith", ["A"])]],
+  [
+    "either of two property values, a LIKE character among them, and a path",
+    [is("properties.plan", "is", ["100%", "free"]), is("path", "is", ["/pricing"])],
+  ],
+  [
+    "a nested property, a number as it is written and a device",
+    [
+      is("properties.nested.variant", "is", ["A"]),
+      is("properties.price", "is", [49]),
+      is("device", "is", ["desktop"]),
+    ],
+  ],
 ];
 
 describe("which filters the bit strings answer", () => {
@@ -150,7 +183,11 @@ describe("which filters the bit strings answer", () => {
       // "" is "not set" in the strings, so a value "" tells apart what they do not.
       [is("path", "isNot", ["/pricing", ""])],
       [is("country", "is", ["NO"]), is("origin", "is", [""])],
-      [is("country", "is", ["NO"]), is("properties.plan", "is", ["pro"])],
+      // A property's strings answer its positive operators: not the negative ones, nor "".
+      [is("properties.plan", "isNot", ["pro"])],
+      [is("country", "is", ["NO"]), is("properties.plan", "doesNotContain", ["pro"])],
+      [is("properties.plan", "isNull")],
+      [is("properties.plan", "is", [""])],
       [is("country", "is", ["NO", ""]), is("device", "is", ["mobile"])],
       [is("referrer_name", "regex", ["^$|^Goo"]), is("device", "is", ["mobile"])],
       [
@@ -164,6 +201,24 @@ describe("which filters the bit strings answer", () => {
       expect({ filters, combined: bitStringFilters(await scopeOf(filters, true)) }).toEqual({
         filters,
         combined: undefined,
+      });
+    }
+    // Nor a window where a session holds an object at the path (`nested`): its text is not among
+    // the values, so an operator that may match it (`contains`, `is` over an object's text) reads
+    // the raw sessions. `is` over a plain value does not need to.
+    for (const [filters, covered] of [
+      [[is("properties.nested", "contains", ["A"]), is("country", "is", ["NO"])], false],
+      [[is("properties.nested", "is", ['{"variant": "A"}'])], false],
+      [[is("properties.nested", "is", ["A"])], true],
+    ] as const) {
+      const scope = await scopeOf([...filters], true);
+      expect({ filters, combined: bitStringFilters(scope)?.length }).toEqual({
+        filters,
+        combined: filters.length,
+      });
+      expect({ filters, covered: await bitStringsCover(database.db, scope, []) }).toEqual({
+        filters,
+        covered,
       });
     }
     expect(bitStringFilters(await scopeOf(COMBINATIONS[0]?.[1] ?? [], false))).toBeUndefined();

@@ -43,10 +43,10 @@ AS $fn$
 DECLARE
   -- Its temporary tables, their disk given back when it ends (src/db/routines/free_temporary_tables.sql).
   scratch_tables constant text[] := ARRAY['bit_zones', 'bit_moves', 'bit_days', 'bit_blocks', 'bit_visitors', 'bit_sessions',
-    'bit_values', 'bit_pages', 'bit_repeats', 'bit_chunks'];
+    'bit_values', 'bit_pages', 'bit_repeats', 'bit_chunks', 'bit_properties', 'bit_property_paths'];
   chunk_bits constant integer := 65536;
   day_tables constant text[] := ARRAY['session_day_bits', 'session_day_slices', 'page_day_bits', 'page_day_slices',
-    'visitor_day_bits', 'visitor_day_mixed', 'session_day_ordinals'];
+    'visitor_day_bits', 'visitor_day_mixed', 'session_day_ordinals', 'property_day_paths'];
   day_table text;
   -- The columns of a session that the strings read, as `s`, with its visitor's number. The number
   -- is looked up per session: joined, the planner read every session of the project against every
@@ -82,7 +82,7 @@ BEGIN
 
   IF rebuild_all THEN
     TRUNCATE session_day_bits, session_day_slices, page_day_bits, page_day_slices, visitor_ordinals, visitor_day_bits,
-      visitor_day_mixed, session_day_ordinals;
+      visitor_day_mixed, session_day_ordinals, property_day_paths;
   ELSE
     FOREACH day_table IN ARRAY day_tables LOOP
       EXECUTE format('DELETE FROM %I b USING bit_zones z WHERE b.project_id = z.project_id AND z.rebuilt AND ', day_table)
@@ -191,6 +191,44 @@ BEGIN
   GROUP BY 1, 2, 3;
   ANALYZE bit_sessions, bit_blocks, bit_chunks;
 
+  -- Each session's property values (session_properties, its marks left out), once each.
+  CREATE TEMPORARY TABLE bit_properties ON COMMIT DROP AS
+  SELECT DISTINCT s.project_id, s.day, s.ordinal, s.visitor, p.path, p.value
+  FROM bit_sessions s JOIN session_properties p ON p.project_id = s.project_id AND p.started_at = s.started_at
+    AND p.session_id = s.session_id AND p.value IS NOT NULL;
+  -- The paths met in each day, with their values there so far (property_day_paths): a path past
+  -- property_day_value_limit() values, or new to a day that has property_day_path_limit() paths
+  -- with strings, has none there from now on (src/db/routines/property_day_value_limit.sql).
+  CREATE TEMPORARY TABLE bit_property_paths ON COMMIT DROP AS
+  WITH met AS (
+    SELECT project_id, day, path, array_agg(DISTINCT value) AS names FROM bit_properties GROUP BY 1, 2, 3
+  ),
+  merged AS (
+    SELECT m.project_id, m.day, m.path, o.path IS NOT NULL AS stored, o.names IS NOT NULL AS had_strings,
+      CASE WHEN o.path IS NOT NULL AND o.names IS NULL THEN NULL
+        ELSE (SELECT array_agg(DISTINCT v.name ORDER BY v.name) FROM unnest(coalesce(o.names, '{}') || m.names) AS v(name)) END AS names
+    FROM met m LEFT JOIN property_day_paths o ON o.project_id = m.project_id AND o.path = m.path AND o.day = m.day
+  ),
+  placed AS (
+    SELECT g.*, CASE WHEN g.stored THEN 0 ELSE (SELECT count(*) FROM property_day_paths o
+        WHERE o.project_id = g.project_id AND o.day = g.day AND o.names IS NOT NULL)
+      + row_number() OVER (PARTITION BY g.project_id, g.day, g.stored ORDER BY g.path) END AS place
+    FROM merged g
+  )
+  SELECT project_id, day, path, stored, had_strings,
+    CASE WHEN cardinality(names) <= property_day_value_limit() AND place <= property_day_path_limit() THEN names END AS names
+  FROM placed;
+  -- A path that has just passed a bound leaves its strings of the day.
+  FOREACH day_table IN ARRAY ARRAY['session_day_bits', 'visitor_day_bits', 'visitor_day_mixed'] LOOP
+    EXECUTE format('DELETE FROM %I b USING bit_property_paths p WHERE p.had_strings AND p.names IS NULL'
+      ' AND b.project_id = p.project_id AND b.day = p.day AND b.dimension = ''property:'' || array_to_json(p.path)::text',
+      day_table);
+  END LOOP;
+  INSERT INTO property_day_paths (project_id, day, path, names)
+  SELECT project_id, day, path, names FROM bit_property_paths
+  ON CONFLICT (project_id, path, day) DO UPDATE SET names = excluded.names
+  WHERE property_day_paths.names IS DISTINCT FROM excluded.names;
+
   -- Each session under each path its pages hold (once, whatever the origin), each origin (once,
   -- whatever the path) and each event name it holds, found through the session's start as the
   -- stored pages and names are indexed. An event without a path or origin ("" or NULL) puts its
@@ -205,7 +243,11 @@ BEGIN
   UNION ALL
   SELECT s.project_id, s.day, s.ordinal, s.visitor, 'name', n.name
   FROM bit_sessions s JOIN session_names n ON n.project_id = s.project_id AND n.started_at = s.started_at
-    AND n.session_id = s.session_id AND n.name <> '';
+    AND n.session_id = s.session_id AND n.name <> ''
+  UNION ALL
+  SELECT b.project_id, b.day, b.ordinal, b.visitor, 'property:' || array_to_json(b.path)::text, b.value
+  FROM bit_properties b JOIN bit_property_paths p ON p.project_id = b.project_id AND p.day = b.day AND p.path = b.path
+  WHERE p.names IS NOT NULL;
 
   -- The session and page strings (src/db/routines/write_day_strings.sql).
   PERFORM write_day_strings('session_day_bits', ARRAY['dimension', 'name', 'prefix'], value_groups, merging);

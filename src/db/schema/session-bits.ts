@@ -69,6 +69,28 @@ export const sessionDayBits = pgTable(
 );
 
 /**
+ * Which property paths have strings in a project day. A session is under each value its events'
+ * properties hold at a path (session_properties, a NULL-valued mark left out), in the dimension
+ * `property:` followed by the path as a JSON array (`property:["plan"]`), as it is under each of
+ * its paths and event names. A path has strings in a day while it holds at most
+ * property_day_value_limit() values there and is among the first property_day_path_limit() paths
+ * of the day (src/db/routines/property_day_value_limit.sql): `names` are its values so far, NULL
+ * once it passed either bound, and its strings of the day are then gone. A path without a row has
+ * no value that day, so its strings answer a filter on it (no session). A filter reads a path's
+ * strings only over days where it has no NULL row.
+ */
+export const propertyDayPaths = pgTable(
+  "property_day_paths",
+  {
+    projectId: text("project_id").notNull(),
+    day: unitStart("day"),
+    path: text("path").array().notNull(),
+    names: text("names").array(),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.path, t.day] })],
+);
+
+/**
  * Per (project day, block, measure, slice): bit `slice` of each session's measure, so that the sum of a
  * measure over a set of sessions is the sum over slices of 2^slice × bit_count(set & slice).
  * Measures: `bounce` and `timed` (one slice: the session bounced; it has a duration above 0),

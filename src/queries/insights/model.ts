@@ -5,10 +5,12 @@ import {
   isBitStringOnlyDimension,
   isBreakdownDimension,
   isMultiValuedDimension,
+  propertyStringDimension,
 } from "../../lib/dimensions";
 import type { Filter } from "../../lib/filter-parser";
 import { HOUR_MS } from "../../lib/timezone";
 import type { BreakdownRow, PageRow, SessionMetrics } from "../../schemas/insights";
+import { propertyAnswer } from "../property-leaves";
 import { toNumber } from "../sql-helpers";
 
 /** Shapes shared by the two paths of the insights queries: exact (metrics.ts, pages.ts, breakdowns.ts) and rolled up (rollups.ts). */
@@ -228,10 +230,22 @@ const MAX_BIT_STRING_FILTERS = 3;
  * paths, origins and names, and under "not set" (NULL) for an event without a path or origin, so
  * the OR of the strings of the values a filter matches, "not set" included where the operator
  * matches a missing value (`isNot`, `doesNotContain`, `isNull`), is the sessions with an event the
- * filter keeps, which is what it keeps. "" and NULL are one value there, as in the rollups.
+ * filter keeps, which is what it keeps. "" and NULL are one value there, as in the rollups. A
+ * property filter with a positive operator is answered the same way from the strings of the
+ * path's values.
  */
 function bitStringFilter(scope: SessionScope, filter: Filter): BitStringFilter | undefined {
   const { field } = filter;
+  if (field.kind === "property") {
+    // A positive operator over the values the property rows hold (property-leaves.ts): a session
+    // has a string under each of them. Whether the window's days have the path's strings, and,
+    // for an operator the rows answer only with their marks, that no session of the window is
+    // marked there, is asked with the days' (session-masks.ts, bitStringsCover).
+    const answer = propertyAnswer(filter.operator, field.path, filter.values.map(String));
+    return (answer === "values" || answer === "rows") && rolledUpValues(scope, filter)
+      ? { dimension: propertyStringDimension(field.path), filter }
+      : undefined;
+  }
   if (
     field.kind === "column" &&
     (isMultiValuedDimension(field.column) || isBitStringOnlyDimension(field.column))

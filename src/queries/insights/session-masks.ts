@@ -1,9 +1,10 @@
 import { type AnyColumn, type SQL, sql } from "drizzle-orm";
 import { connectionsOpen, type Database } from "../../db/client";
-import { sessionDayBits, visitorDayBits } from "../../db/schema";
+import { propertyDayPaths, sessionDayBits, sessionProperties, visitorDayBits } from "../../db/schema";
 import { combinedDayStrings, type DayStrings } from "../day-strings";
+import { propertyAnswer } from "../property-leaves";
 import type { BitStringFilter, DayPart, SessionScope, TimeWindow } from "./model";
-import { projectDaysBuilt, wholeProjectDays } from "./window-rows";
+import { daysBuilt, projectDaysBuilt, wholeProjectDays } from "./window-rows";
 
 /**
  * The strings of two or three filters combined, per day (src/db/routines/refresh_session_bits.sql):
@@ -14,10 +15,10 @@ import { projectDaysBuilt, wholeProjectDays } from "./window-rows";
  */
 
 /**
- * Whether the window is whole project days that no bucket edge cuts, with their strings built. An
- * answer from the strings that will run `atOnce` statements side by side (the window's parts, the
- * visitors beside the sums, a page's revenue beside its rows) has their connections opened while
- * this is asked.
+ * Whether the window is whole project days that no bucket edge cuts, with their strings built (and
+ * those of its property filters, propertyStringsMissing). An answer from the strings that will run
+ * `atOnce` statements side by side (the window's parts, the visitors beside the sums, a page's
+ * revenue beside its rows) has their connections opened while this is asked.
  */
 export async function bitStringsCover(
   db: Database,
@@ -27,8 +28,46 @@ export async function bitStringsCover(
 ): Promise<boolean> {
   const whole = wholeProjectDays(scope, buckets);
   if (whole.start !== scope.window.start || whole.end !== scope.window.end) return false;
-  const [built] = await Promise.all([projectDaysBuilt(db, scope), connectionsOpen(db, atOnce)]);
-  return built;
+  const missing = propertyStringsMissing(scope);
+  const built = async () => {
+    if (!missing) return projectDaysBuilt(db, scope);
+    const result = await db.execute<{ built: boolean }>(
+      sql`select ${daysBuilt(scope)} and not ${missing} as built`,
+    );
+    return result.rows[0]?.built === true;
+  };
+  const [covered] = await Promise.all([built(), connectionsOpen(db, atOnce)]);
+  return covered;
+}
+
+/**
+ * For the property filters of the scope, whether the window's strings fall short of one: some day
+ * has none for its path (it passed a bound there: property_day_paths, NULL values; a day without a
+ * row for a path has no value of it), or, for an operator the property rows answer only with
+ * their marks (property-leaves.ts, `rows`), some session of the window is marked there (its
+ * events hold an object, an array or a long text, which the strings do not). Undefined without
+ * property filters.
+ */
+function propertyStringsMissing(scope: SessionScope): SQL | undefined {
+  const { window } = scope;
+  const tests = scope.filters.flatMap(({ field, operator, values }) => {
+    if (field.kind !== "property") return [];
+    const path = sql`${sql.param([...field.path])}::text[]`;
+    const pastBounds = sql`exists (select 1 from ${propertyDayPaths}
+      where ${propertyDayPaths.projectId} = ${scope.projectId} and ${propertyDayPaths.path} = ${path}
+        and ${propertyDayPaths.day} >= ${new Date(window.start)} and ${propertyDayPaths.day} < ${new Date(window.end)}
+        and ${propertyDayPaths.names} is null)`;
+    const answer = propertyAnswer(operator, field.path, values.map(String));
+    // The strings hold no answer to a negative operator, or to a path the rows do not keep.
+    if (answer !== "values" && answer !== "rows") return [sql`true`];
+    if (answer === "values") return [pastBounds];
+    const marked = sql`exists (select 1 from ${sessionProperties}
+      where ${sessionProperties.projectId} = ${scope.projectId} and ${sessionProperties.path} = ${path}
+        and ${sessionProperties.value} is null and ${sessionProperties.startedAt} >= ${new Date(window.start)}
+        and ${sessionProperties.startedAt} < ${new Date(window.end)})`;
+    return [pastBounds, marked];
+  });
+  return tests.length > 0 ? sql`(${sql.join(tests, sql` or `)})` : undefined;
 }
 
 /** The session strings, per block of each day's sessions. */

@@ -39,22 +39,32 @@ function add(groups: Map<string, number[]>, key: string, ordinal: number): void 
 }
 
 /**
- * Each session's paths and origins (its pages', "" and NULL as not set: NULL) and event names: the
- * multi-valued dimensions.
+ * Each session's paths and origins (its pages', "" and NULL as not set: NULL), event names and
+ * property values (its property rows but the marks, under `property:` and the path as JSON): the
+ * multi-valued dimensions. The test traffic stays within the bounds of a day's property strings.
  */
 async function heldValues(
   db: Database,
   projectId: string,
 ): Promise<Map<string, Array<[string, string | null]>>> {
-  const result = await db.execute<{ session_id: string; dimension: string; name: string | null }>(sql`
-    select distinct session_id, 'path' as dimension, nullif(path, '') as name from session_pages where project_id = ${projectId}
+  const result = await db.execute<{
+    session_id: string;
+    dimension: string;
+    path: string[] | null;
+    name: string | null;
+  }>(sql`
+    select distinct session_id, 'path' as dimension, null::text[] as path, nullif(path, '') as name from session_pages where project_id = ${projectId}
     union all
-    select distinct session_id, 'origin', nullif(origin, '') from session_pages where project_id = ${projectId}
+    select distinct session_id, 'origin', null::text[], nullif(origin, '') from session_pages where project_id = ${projectId}
     union all
-    select distinct session_id, 'name', name from session_names where project_id = ${projectId} and name <> ''`);
+    select distinct session_id, 'name', null::text[], name from session_names where project_id = ${projectId} and name <> ''
+    union all
+    select distinct session_id, 'property', path, value from session_properties where project_id = ${projectId} and value is not null`);
   const held = new Map<string, Array<[string, string | null]>>();
-  for (const row of result.rows)
-    held.set(row.session_id, [...(held.get(row.session_id) ?? []), [row.dimension, row.name]]);
+  for (const row of result.rows) {
+    const dimension = row.path ? `property:${JSON.stringify(row.path)}` : row.dimension;
+    held.set(row.session_id, [...(held.get(row.session_id) ?? []), [dimension, row.name]]);
+  }
   return held;
 }
 
