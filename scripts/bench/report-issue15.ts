@@ -164,7 +164,7 @@ function verdicts(results: BenchResults): Verdict[] {
     ["property", "`is`; the bit strings of the path's values, as for two filters"],
     [
       "propertyText",
-      "`contains`; the exact path, through the key's property values and the marked sessions' events",
+      "`contains`; the bit strings of the path's values matched by the text, as for two filters",
     ],
   ] as const;
   for (const [kind, how] of propertyKinds) {
@@ -308,9 +308,9 @@ const ANSWERED_BY: Record<FilterCaseKind, string> = {
     "events' properties hold there), kept for the paths a day has at most 32 values of, among its first 64 " +
     "paths; over a day past either bound, the exact path over the matching sessions (session_properties, by index)",
   propertyText:
-    "the exact path over the matching sessions: the window's property values of the key (session_properties, " +
-    "by index), each tested with the operator, and the events only of the sessions a NULL value marks as " +
-    "holding an object, an array or a long text there; their rows summed",
+    "bit strings per day, as for `property`: the OR of the strings of the path's values the text matches, where " +
+    "no session of the window holds an object, an array or a long text at the path (whose text the values do not " +
+    "hold); otherwise the exact path: the key's property values and the events of the sessions so marked",
   chart:
     "event segment: the event pair rollups (a row per local day, event name and pair of values of the filter's " +
     "and the breakdown's columns); user and session segments: the same rows' distinct visitors and sessions of " +
