@@ -122,6 +122,28 @@ const CASES: Case[] = [
       ["os", ["s"], "endsWith"],
     ],
   },
+  // Property values have strings too: a property alone, with a column, or two of them.
+  {
+    event: "*",
+    breakdown: "browser",
+    filters: [["properties.plan", ["pro", "100%"]]],
+  },
+  {
+    event: "purchase",
+    breakdown: "country",
+    filters: [
+      ["properties.plan", ["pro"], "startsWith"],
+      ["properties.price", [10], "gt"],
+    ],
+  },
+  {
+    event: "*",
+    breakdown: "device",
+    filters: [
+      ["properties.nested.variant", ["A"]],
+      ["country", ["NO"], "isNot"],
+    ],
+  },
   // Two filters on one column and one on another, and the breakdown of a third.
   {
     event: "screen_view",
@@ -310,6 +332,61 @@ describe("charts under filters on several columns, from the event strings", () =
     expect(await storedMembers(projectId)).toEqual(await membersOfTraffic(projectId));
   });
 
+  it("leave a property path to the exact path over a day past a bound, or where an event holds an object there", async () => {
+    const { rows } = await database.db.execute<{ values: number }>(
+      sql`select property_day_value_limit() as values`,
+    );
+    const limit = Number(rows[0]?.values);
+    const projectId = uniqueId("bits-property-bounds");
+    const order = (n: number, day: number): EventInput => ({
+      projectId,
+      sessionId: `s-${day}-${n}`,
+      createdAt: new Date(FROM + day * DAY + (n + 1) * 60_000),
+      name: "purchase",
+      country: n % 2 === 0 ? "NO" : "SE",
+      properties: { order_id: `o-${day}-${n}`, plan: n % 3 === 0 ? "pro" : "free", cart: { items: n } },
+    });
+    // Day 0 holds as many order ids as the bound allows, day 1 a few.
+    await insertEvents(database.db, [
+      ...Array.from({ length: limit }, (_, n) => order(n, 0)),
+      ...Array.from({ length: 3 }, (_, n) => order(n, 1)),
+    ]);
+    const twoDays: Shape = ["two days by day", FROM, FROM + 2 * DAY, DAY, false, true];
+    const series = (filters: FilterSpec[], rollups = true) =>
+      chartQuery(projectId, { event: "purchase", breakdown: "country", filters }, twoDays, rollups);
+    const expectExact = async (filters: FilterSpec[], fromStrings: boolean) => {
+      expect({
+        filters,
+        fromStrings: (await eventBitsSource(database.db, series(filters))) !== undefined,
+      }).toEqual({
+        filters,
+        fromStrings,
+      });
+      const exact = await chartSeries(database.db, series(filters, false));
+      expect(exact.groups.length).toBeGreaterThan(0);
+      expect(await chartSeries(database.db, series(filters))).toEqual(exact);
+    };
+    const orders: FilterSpec[] = [["properties.order_id", ["o-0-1", "o-1-2"]]];
+    await expectExact(orders, true);
+    await expectExact([["properties.plan", ["pro"]]], true);
+    // `cart` is an object: `contains` may match its JSON text, which no string holds; `is` over a
+    // plain value cannot, and `cart.items` holds numbers.
+    await expectExact([["properties.cart", ["items"], "contains"]], false);
+    await expectExact([["properties.cart.items", [2], "gte"]], true);
+    // One order id more on day 0: the path leaves its strings of that day, and day 1 keeps its own.
+    await insertEvents(database.db, [order(limit, 0)]);
+    const paths = await database.db.execute<{ day: string; values: number | null }>(sql`
+      select day::text, cardinality(names) as values from event_property_day_paths
+      where project_id = ${projectId} and path = '{order_id}' order by day`);
+    expect(paths.rows.map((row) => row.values)).toEqual([null, 3]);
+    const strings = await database.db.execute<{ days: number }>(sql`
+      select count(distinct day)::int as days from event_day_bits
+      where project_id = ${projectId} and dimension = 'property:["order_id"]'`);
+    expect(strings.rows[0]?.days).toBe(1);
+    await expectExact(orders, false);
+    await expectExact([["properties.plan", ["pro"]]], true);
+  });
+
   it('leave other segments, regex and "" filters, several breakdowns and other columns to other paths', () => {
     const shape = SHAPES[1] as Shape;
     const base = chartQuery(oneBatch, CASES[0] as Case, shape, true);
@@ -333,7 +410,9 @@ describe("charts under filters on several columns, from the event strings", () =
       [...base.filters, filter("browser", "is", ["Chrome", ""])],
       [...base.filters, filter("city", "is", ["Oslo"])],
       [...base.filters, filter("path", "is", ["/pricing"])],
-      [...base.filters, filter("properties.plan", "is", ["pro"])],
+      // A property's strings hold its values: not a negative operator's events (those without it).
+      [...base.filters, filter("properties.plan", "isNot", ["pro"])],
+      [...base.filters, filter("properties.plan", "isNull", [])],
     ]) {
       expect({ filters, covered: eventBitsCover({ ...base, filters }) }).toEqual({ filters, covered: false });
     }
@@ -355,8 +434,11 @@ async function stringCountsOfTraffic(projectId: string) {
     from events e join projects p on p.id = e.project_id
     cross join lateral (values ('name', e.name), ('country', e.country), ('device', e.device),
       ('browser', e.browser), ('os', e.os), ('referrer_name', e.referrer_name), ('referrer_type', e.referrer_type),
-      ('utm_source', e.utm_source), ('utm_medium', e.utm_medium), ('utm_campaign', e.utm_campaign)) as d(dimension, value)
-    where e.project_id = ${projectId}
+      ('utm_source', e.utm_source), ('utm_medium', e.utm_medium), ('utm_campaign', e.utm_campaign),
+      -- The test traffic's property values (the nested object has no value of its own).
+      ('property:["plan"]', e.properties ->> 'plan'), ('property:["price"]', e.properties ->> 'price'),
+      ('property:["nested","variant"]', e.properties #>> '{nested,variant}')) as d(dimension, value)
+    where e.project_id = ${projectId} and (d.dimension not like 'property:%' or d.value is not null)
     group by 1, 2, 3 order by 1, 2, nullif(d.value, '') collate "C" nulls last`);
   return result.rows;
 }

@@ -12,7 +12,9 @@
 -- A day's events are numbered 0…: a build numbers them by time; a later run gives its new events
 -- the next numbers of their day, in the same order, and never renumbers the others, since events
 -- never change. Every string of the day has a bit per number: one per event name and per value of
--- each of the nine chart columns, empty strings and NULL alike as "not set" (name NULL). A day's
+-- each of the nine chart columns, empty strings and NULL alike as "not set" (name NULL), and one
+-- per value of each property path its events hold (dimension `property:` and the path as a JSON
+-- array), for the paths within the bounds event_property_day_paths records. A day's
 -- strings are cut into blocks of day_block_bits() numbers (src/db/routines/day_block_bits.sql), and
 -- a run rewrites only the blocks of the numbers it gave: the block's stored strings are taken out,
 -- padded to its new size and ORed with the new bits.
@@ -29,21 +31,26 @@ SET jit = off
 AS $fn$
 DECLARE
   -- Its temporary tables, their disk given back when it ends (src/db/routines/free_temporary_tables.sql).
-  scratch_tables constant text[] := ARRAY['event_bit_zones', 'event_bit_events', 'event_bit_blocks'];
+  scratch_tables constant text[] := ARRAY['event_bit_zones', 'event_bit_events', 'event_bit_blocks', 'event_bit_properties',
+    'event_bit_property_paths'];
   -- The columns with strings besides the name: CHART_PAIR_COLUMNS in src/lib/dimensions.ts, held
   -- equal by test/node/routines.test.ts.
   bit_dimensions text[] := ARRAY['country', 'device', 'browser', 'os', 'referrer_name', 'referrer_type',
     'utm_source', 'utm_medium', 'utm_campaign'];
   -- The columns of `pair_events` or `events` (as `e`) the strings read, with the zone `z`'s day.
   columns text := 'e.project_id COLLATE "default" AS project_id, date_trunc(''day'', e.created_at, z.timezone) AS day,'
-    ' e.created_at, e.name COLLATE "default" AS name, e.profile_id, e.session_id'
+    ' e.created_at, e.name COLLATE "default" AS name, e.profile_id, e.session_id, e.properties'
     || (SELECT string_agg(format(', e.%1$I COLLATE "default" AS %1$I', d), '') FROM unnest(bit_dimensions) AS d);
   -- One group per (day, block, value) of the name and of each column: the offsets of its events in the block.
   value_groups text := 'SELECT project_id, day, ordinal / day_block_bits() AS block, ''name'' AS dimension,'
     ' nullif(name, '''') AS name, array_agg(ordinal % day_block_bits()) AS ordinals FROM event_bit_events GROUP BY 1, 2, 3, 5'
     || (SELECT string_agg(format(' UNION ALL SELECT project_id, day, ordinal / day_block_bits(), %1$L,'
       ' nullif(%1$I, ''''), array_agg(ordinal %% day_block_bits()) FROM event_bit_events GROUP BY 1, 2, 3, 5', d), '')
-      FROM unnest(bit_dimensions) AS d);
+      FROM unnest(bit_dimensions) AS d)
+    || ' UNION ALL SELECT p.project_id, p.day, p.ordinal / day_block_bits(), ''property:'' || array_to_json(p.path)::text,'
+      ' p.value, array_agg(p.ordinal % day_block_bits()) FROM event_bit_properties p JOIN event_bit_property_paths d'
+      ' ON d.project_id = p.project_id AND d.path = p.path AND d.day = p.day WHERE d.names IS NOT NULL AND p.value IS NOT NULL'
+      ' GROUP BY 1, 2, 3, 4, 5';
   written text := 'SELECT g.project_id, g.day, g.block, g.dimension, g.name, ordinal_bits(g.ordinals, b.size) AS events'
     ' FROM (' || value_groups || ') AS g JOIN event_bit_blocks b ON b.project_id = g.project_id AND b.day = g.day'
     ' AND b.block = g.block';
@@ -60,13 +67,15 @@ BEGIN
   ANALYZE event_bit_zones;
 
   IF rebuild_all THEN
-    TRUNCATE event_day_bits, event_day_sizes, event_day_members;
+    TRUNCATE event_day_bits, event_day_sizes, event_day_members, event_property_day_paths;
   ELSIF EXISTS (SELECT 1 FROM event_bit_zones WHERE rebuilt) THEN
     EXECUTE 'DELETE FROM event_day_bits b USING event_bit_zones z WHERE b.project_id = z.project_id AND z.rebuilt AND '
       || rebuilt_projects_only('event_bit_zones', 'b');
     EXECUTE 'DELETE FROM event_day_sizes b USING event_bit_zones z WHERE b.project_id = z.project_id AND z.rebuilt AND '
       || rebuilt_projects_only('event_bit_zones', 'b');
     EXECUTE 'DELETE FROM event_day_members b USING event_bit_zones z WHERE b.project_id = z.project_id AND z.rebuilt AND '
+      || rebuilt_projects_only('event_bit_zones', 'b');
+    EXECUTE 'DELETE FROM event_property_day_paths b USING event_bit_zones z WHERE b.project_id = z.project_id AND z.rebuilt AND '
       || rebuilt_projects_only('event_bit_zones', 'b');
   END IF;
 
@@ -91,6 +100,49 @@ BEGIN
   FROM (SELECT DISTINCT project_id, day, ordinal / day_block_bits() AS block FROM event_bit_events) AS b
   JOIN event_day_sizes s ON s.project_id = b.project_id AND s.day = b.day;
   ANALYZE event_bit_events, event_bit_blocks;
+
+  -- Each event's property values (property_leaves, src/db/routines/property_leaves.sql; NULL where
+  -- it holds an object, an array or a long text), and per (day, path) its values so far
+  -- (event_property_day_paths): a string per value while a day holds at most
+  -- property_day_value_limit() of a path, among its first property_day_path_limit() paths, as for
+  -- the sessions' (src/db/routines/refresh_session_bits.sql). `marked` says that some event of the
+  -- day holds what the values do not, so that an operator which may match its text reads the events.
+  CREATE TEMPORARY TABLE event_bit_properties ON COMMIT DROP AS
+  SELECT DISTINCT e.project_id, e.day, e.ordinal, l.path, l.value
+  FROM event_bit_events e CROSS JOIN LATERAL property_leaves(e.properties) AS l
+  WHERE e.properties IS NOT NULL AND e.properties <> '{}'::jsonb;
+  CREATE TEMPORARY TABLE event_bit_property_paths ON COMMIT DROP AS
+  WITH met AS (
+    SELECT project_id, day, path, array_agg(DISTINCT value) FILTER (WHERE value IS NOT NULL) AS names,
+      bool_or(value IS NULL) AS marked
+    FROM event_bit_properties GROUP BY 1, 2, 3
+  ),
+  merged AS (
+    SELECT m.project_id, m.day, m.path, o.path IS NOT NULL AS stored, o.names IS NOT NULL AS had_strings,
+      m.marked OR coalesce(o.marked, false) AS marked,
+      CASE WHEN o.path IS NOT NULL AND o.names IS NULL THEN NULL
+        ELSE (SELECT coalesce(array_agg(DISTINCT v.name ORDER BY v.name), '{}')
+          FROM unnest(coalesce(o.names, '{}') || coalesce(m.names, '{}')) AS v(name)) END AS names
+    FROM met m LEFT JOIN event_property_day_paths o ON o.project_id = m.project_id AND o.path = m.path AND o.day = m.day
+  ),
+  placed AS (
+    SELECT g.*, CASE WHEN g.stored THEN 0 ELSE (SELECT count(*) FROM event_property_day_paths o
+        WHERE o.project_id = g.project_id AND o.day = g.day AND o.names IS NOT NULL)
+      + row_number() OVER (PARTITION BY g.project_id, g.day, g.stored ORDER BY g.path) END AS place
+    FROM merged g
+  )
+  SELECT project_id, day, path, had_strings, marked,
+    CASE WHEN cardinality(names) <= property_day_value_limit() AND place <= property_day_path_limit() THEN names END AS names
+  FROM placed;
+  -- A path that has just passed a bound leaves its strings of the day.
+  DELETE FROM event_day_bits b USING event_bit_property_paths p
+  WHERE p.had_strings AND p.names IS NULL AND b.project_id = p.project_id AND b.day = p.day
+    AND b.dimension = 'property:' || array_to_json(p.path)::text;
+  INSERT INTO event_property_day_paths (project_id, day, path, names, marked)
+  SELECT project_id, day, path, names, marked FROM event_bit_property_paths
+  ON CONFLICT (project_id, path, day) DO UPDATE SET names = excluded.names, marked = excluded.marked
+  WHERE (event_property_day_paths.names, event_property_day_paths.marked) IS DISTINCT FROM (excluded.names, excluded.marked);
+  ANALYZE event_bit_properties, event_bit_property_paths;
 
   -- Written in (project, day, block, value) order, so that a day's strings lie together.
   IF rebuild_all THEN

@@ -43,7 +43,7 @@ DECLARE
   -- The columns of `rollup_events` or `events` (as `e`) the pairs read, with the zone `z`'s local day.
   columns text := $$e.project_id COLLATE "C" AS project_id, (e.created_at AT TIME ZONE z.timezone)::date AS day,
     e.created_at, e.name COLLATE "C" AS name, e.duration, e.revenue, e.profile_id COLLATE "C" AS profile_id,
-    e.session_id COLLATE "C" AS session_id$$
+    e.session_id COLLATE "C" AS session_id, e.properties$$
     || (SELECT string_agg(format(', e.%1$I COLLATE "C" AS %1$I', d), '') FROM unnest(pair_dimensions) d);
   -- A member's values (below), "not set" as NULL.
   member_values text := (SELECT string_agg(format(', nullif(e.%1$I, '''') COLLATE "C" AS %1$I', d), '')

@@ -35,10 +35,11 @@ DECLARE
   dimensions text[] := ARRAY['path', 'country', 'device', 'browser', 'os', 'referrer_name', 'referrer_type',
     'utm_source', 'utm_medium', 'utm_campaign'];
   -- The events' columns with their UTC hour (and the instant, visitor and session, for the day
-  -- rows' local days and distinct counts); byte-order ("C") keys hash and compare fastest.
+  -- rows' local days and distinct counts; the properties, for the event strings' property values);
+  -- byte-order ("C") keys hash and compare fastest.
   columns text := $$e.project_id COLLATE "C" AS project_id, e.name COLLATE "C" AS name, e.created_at,
     date_bin('1 hour', e.created_at, timestamptz '2000-01-01 00:00:00+00') AS hour, e.duration, e.revenue,
-    e.profile_id, e.session_id$$
+    e.profile_id, e.session_id, e.properties$$
     || (SELECT string_agg(format(', e.%1$I COLLATE "C" AS %1$I', d), '') FROM unnest(dimensions) d);
   aggregates text := 'count(*), sum(duration), min(duration), max(duration), sum(revenue), min(revenue), max(revenue)';
 BEGIN

@@ -1,4 +1,4 @@
-import { bigint, index, integer, pgTable, primaryKey, text } from "drizzle-orm/pg-core";
+import { bigint, boolean, index, integer, pgTable, primaryKey, text } from "drizzle-orm/pg-core";
 import { unitStart } from "./rollups";
 import { bitVarying, dayBlock } from "./session-bits";
 
@@ -49,6 +49,27 @@ export const eventDayBits = pgTable(
     // block's strings of one column.
     index("event_day_bits_day_idx").on(t.projectId, t.day, t.block, t.dimension),
   ],
+);
+
+/**
+ * Which property paths have event strings in a project day, as property_day_paths
+ * (session-bits.ts) says for the session strings: an event is under the value its properties hold
+ * at each path (`property:` and the path as a JSON array), while the day holds at most
+ * property_day_value_limit() values of the path, among its first property_day_path_limit() paths.
+ * `names` are the path's values so far, NULL once it passed a bound (its strings of the day are
+ * then gone); `marked`, that some event of the day holds an object, an array or a text over 256
+ * bytes there, whose text no string holds, so that only `is` over plain values reads the strings.
+ */
+export const eventPropertyDayPaths = pgTable(
+  "event_property_day_paths",
+  {
+    projectId: text("project_id").notNull(),
+    day: unitStart("day"),
+    path: text("path").array().notNull(),
+    names: text("names").array(),
+    marked: boolean("marked").notNull().default(false),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.path, t.day] })],
 );
 
 /**

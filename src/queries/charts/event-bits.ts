@@ -1,9 +1,17 @@
 import { eq, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
-import { derivedState, eventBitTimezones, eventDayBits, events, projects } from "../../db/schema";
-import { CHART_PAIR_COLUMNS } from "../../lib/dimensions";
+import {
+  derivedState,
+  eventBitTimezones,
+  eventDayBits,
+  eventPropertyDayPaths,
+  events,
+  projects,
+} from "../../db/schema";
+import { CHART_PAIR_COLUMNS, propertyStringDimension } from "../../lib/dimensions";
 import type { Filter, FilterColumn, FilterField } from "../../lib/filter-parser";
 import { combinedDayStrings, type DayStrings } from "../day-strings";
+import { propertyAnswer } from "../property-leaves";
 import {
   type BucketValues,
   breakdownValue,
@@ -42,6 +50,24 @@ const EVENT_STRINGS: DayStrings = {
 const stringColumn = (field: FilterField | undefined): FilterColumn | undefined =>
   field?.kind === "column" && STRING_COLUMNS.has(field.column) ? field.column : undefined;
 
+/**
+ * How the strings answer a property filter: `values` (`is` over values the property rows hold as
+ * they are), `rows` (another positive operator, which may also match the text of an object, an
+ * array or a long text, so only over days where no event holds one at the path), or not at all
+ * (a negative operator; a path the rows do not keep). src/queries/property-leaves.ts.
+ */
+function propertyStrings(filter: Filter): "values" | "rows" | undefined {
+  if (filter.field.kind !== "property") return undefined;
+  const answer = propertyAnswer(filter.operator, filter.field.path, filter.values.map(String));
+  return answer === "values" || answer === "rows" ? answer : undefined;
+}
+
+/** A filter's strings: a column's, or a property path's (propertyStrings says for which operators). */
+const filterDimension = (filter: Filter): string | undefined =>
+  filter.field.kind === "property"
+    ? propertyStrings(filter) && propertyStringDimension(filter.field.path)
+    : stringColumn(filter.field);
+
 /** The segments the strings answer: events from their bit counts, visitors and sessions from event-members.ts. */
 const STRING_SEGMENTS: ReadonlySet<ChartSegment> = new Set<ChartSegment>(["event", "user", "session"]);
 
@@ -55,9 +81,9 @@ const STRING_SEGMENTS: ReadonlySet<ChartSegment> = new Set<ChartSegment>(["event
 export function eventBitsCover(query: ChartSeriesQuery): boolean {
   if (!query.rollups || !STRING_SEGMENTS.has(query.segment)) return false;
   if (query.filters.length === 0 || query.breakdowns.length > 1) return false;
-  const fields = [...query.filters.map((filter) => filter.field), ...query.breakdowns];
   return (
-    fields.every((field) => stringColumn(field) !== undefined) &&
+    query.filters.every((filter) => filterDimension(filter) !== undefined) &&
+    query.breakdowns.every((field) => stringColumn(field) !== undefined) &&
     query.filters.every(
       (filter) => filter.operator !== "regex" && !filter.values.some((value) => String(value) === ""),
     )
@@ -72,25 +98,52 @@ export interface EventBitsSource {
 
 /**
  * The zone and watermark of the strings when they answer the series (eventBitsCover), else
- * undefined for another path: only when they were built in the project's zone and every window and
- * bucket edge starts one of its days. One round trip.
+ * undefined for another path: only when they were built in the project's zone, every window and
+ * bucket edge starts one of its days, and each property filter's path has strings on every day
+ * scanned (propertyDaysMissing). One round trip.
  */
 export async function eventBitsSource(
   db: Database,
   query: ChartSeriesQuery,
 ): Promise<EventBitsSource | undefined> {
   if (!eventBitsCover(query)) return undefined;
+  const missing = propertyDaysMissing(query);
   const [zone] = await db
     .select({
       timeZone: eventBitTimezones.timezone,
       watermark: sql<string | null>`(select ${derivedState.processedXid} from ${derivedState}
         where ${derivedState.name} = 'event_rollups')`,
+      missing: missing ?? sql<boolean>`false`,
     })
     .from(eventBitTimezones)
     .leftJoin(projects, eq(projects.id, eventBitTimezones.projectId))
     .where(builtInProjectZone(eventBitTimezones, query.projectId));
-  if (!zone || !edgesStartLocalDays(query, zone.timeZone)) return undefined;
+  if (!zone || zone.missing || !edgesStartLocalDays(query, zone.timeZone)) return undefined;
   return { timeZone: zone.timeZone, watermark: Number(zone.watermark ?? 0) };
+}
+
+/**
+ * Whether a day of the scanned range lacks the strings of a property filter's path: the path
+ * passed a bound there (event_property_day_paths, NULL values), or, for an operator that may match
+ * what the values do not hold (propertyStrings `rows`), an event of that day holds an object, an
+ * array or a long text at the path. A day without a row for the path has no event with it.
+ * Undefined without property filters.
+ */
+function propertyDaysMissing(query: ChartSeriesQuery): SQL<boolean> | undefined {
+  const paths = eventPropertyDayPaths;
+  const tests = query.filters.flatMap((filter) => {
+    const answer = propertyStrings(filter);
+    if (filter.field.kind !== "property" || answer === undefined) return [];
+    const lacking =
+      answer === "rows" ? sql`(${paths.names} is null or ${paths.marked})` : sql`${paths.names} is null`;
+    return [
+      sql`exists (select 1 from ${paths} where ${paths.projectId} = ${query.projectId}
+        and ${paths.path} = ${sql.param([...filter.field.path])}::text[]
+        and ${paths.day} >= ${new Date(scanStart(query))} and ${paths.day} < ${new Date(query.current.window.end)}
+        and ${lacking})`,
+    ];
+  });
+  return tests.length > 0 ? sql<boolean>`(${sql.join(tests, sql` or `)})` : undefined;
 }
 
 /** The series' event name as one more filter on the strings of the name. */
@@ -111,7 +164,7 @@ function nameFilter(event: string): Filter {
  */
 export function matchingEvents(query: ChartSeriesQuery, only?: readonly number[]): SQL {
   const filters = query.event === "*" ? query.filters : [...query.filters, nameFilter(query.event)];
-  const kept = filters.map((filter) => ({ dimension: stringColumn(filter.field) ?? "", filter }));
+  const kept = filters.map((filter) => ({ dimension: filterDimension(filter) ?? "", filter }));
   const days = { start: scanStart(query), end: query.current.window.end, days: only };
   const masks = sql`select day, chunk as block, strings as mask
     from (${combinedDayStrings(EVENT_STRINGS, query.projectId, kept, days)}) as combined`;
