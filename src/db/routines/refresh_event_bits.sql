@@ -125,14 +125,21 @@ BEGIN
           FROM unnest(coalesce(o.names, '{}') || coalesce(m.names, '{}')) AS v(name)) END AS names
     FROM met m LEFT JOIN event_property_day_paths o ON o.project_id = m.project_id AND o.path = m.path AND o.day = m.day
   ),
-  placed AS (
-    SELECT g.*, CASE WHEN g.stored THEN 0 ELSE (SELECT count(*) FROM event_property_day_paths o
-        WHERE o.project_id = g.project_id AND o.day = g.day AND o.names IS NOT NULL)
-      + row_number() OVER (PARTITION BY g.project_id, g.day, g.stored ORDER BY g.path) END AS place
+  -- The value bound first; then the day's new paths with values within it take the places after
+  -- those that have values there (a path past the value bound, or with marks alone, takes none).
+  bounded AS (
+    SELECT g.project_id, g.day, g.path, g.stored, g.had_strings, g.marked,
+      CASE WHEN cardinality(g.names) <= property_day_value_limit() THEN g.names END AS names
     FROM merged g
+  ),
+  placed AS (
+    SELECT b.*, CASE WHEN b.stored OR coalesce(cardinality(b.names), 0) = 0 THEN 0 ELSE (SELECT count(*)
+        FROM event_property_day_paths o WHERE o.project_id = b.project_id AND o.day = b.day AND cardinality(o.names) > 0)
+      + row_number() OVER (PARTITION BY b.project_id, b.day, b.stored OR coalesce(cardinality(b.names), 0) = 0
+        ORDER BY b.path) END AS place
+    FROM bounded b
   )
-  SELECT project_id, day, path, had_strings, marked,
-    CASE WHEN cardinality(names) <= property_day_value_limit() AND place <= property_day_path_limit() THEN names END AS names
+  SELECT project_id, day, path, had_strings, marked, CASE WHEN place <= property_day_path_limit() THEN names END AS names
   FROM placed;
   -- A path that has just passed a bound leaves its strings of the day.
   DELETE FROM event_day_bits b USING event_bit_property_paths p
