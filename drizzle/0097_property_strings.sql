@@ -24,6 +24,58 @@ AS $fn$
   SELECT 32
 $fn$;
 --> statement-breakpoint
+-- property_day_bounds(known, met): the property paths a run met in each project day, with their
+-- values there so far, within the bounds of a day's property strings
+-- (src/db/routines/property_day_value_limit.sql, property_day_path_limit.sql). `known` is the
+-- table of what earlier runs kept (property_day_paths for the session strings,
+-- src/db/routines/refresh_session_bits.sql; event_property_day_paths, with its `marked`, for the
+-- event strings, refresh_event_bits.sql); `met` the run's (project_id, day, path, value) rows, a
+-- NULL value marking an object, an array or a long text there. Per (project, day, path): `names`,
+-- its values so far, NULL once it passed a bound (and from then on); `had_strings`, whether it had
+-- values before this run, so that a path that has just passed a bound has its strings of the day
+-- deleted; `marked`, whether some row of the day is a mark. The value bound comes first; then the
+-- day's new paths with values within it take the places after those that have values there, in
+-- path order (a path past the value bound, or with marks alone, takes none).
+CREATE OR REPLACE FUNCTION property_day_bounds(known regclass, met regclass)
+RETURNS TABLE (project_id text, day timestamptz, path text[], had_strings boolean, marked boolean, names text[])
+LANGUAGE plpgsql
+AS $fn$
+DECLARE
+  known_marked constant text := CASE WHEN EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = known
+    AND a.attname = 'marked' AND NOT a.attisdropped) THEN 'coalesce(o.marked, false)' ELSE 'false' END;
+BEGIN
+  RETURN QUERY EXECUTE format($sql$
+    WITH m AS (
+      SELECT r.project_id, r.day, r.path, array_agg(DISTINCT r.value) FILTER (WHERE r.value IS NOT NULL) AS names,
+        bool_or(r.value IS NULL) AS marked
+      FROM %2$s r GROUP BY 1, 2, 3
+    ),
+    merged AS (
+      SELECT m.project_id, m.day, m.path, o.path IS NOT NULL AS stored, o.names IS NOT NULL AS had_strings,
+        m.marked OR %3$s AS marked,
+        CASE WHEN o.path IS NOT NULL AND o.names IS NULL THEN NULL
+          ELSE (SELECT coalesce(array_agg(DISTINCT v.name ORDER BY v.name), '{}')
+            FROM unnest(coalesce(o.names, '{}') || coalesce(m.names, '{}')) AS v(name)) END AS names
+      FROM m LEFT JOIN %1$s o ON o.project_id = m.project_id AND o.path = m.path AND o.day = m.day
+    ),
+    bounded AS (
+      SELECT g.project_id, g.day, g.path, g.stored, g.had_strings, g.marked,
+        CASE WHEN cardinality(g.names) <= property_day_value_limit() THEN g.names END AS names
+      FROM merged g
+    ),
+    placed AS (
+      SELECT b.*, CASE WHEN b.stored OR coalesce(cardinality(b.names), 0) = 0 THEN 0 ELSE (SELECT count(*)
+          FROM %1$s o WHERE o.project_id = b.project_id AND o.day = b.day AND cardinality(o.names) > 0)
+        + row_number() OVER (PARTITION BY b.project_id, b.day, b.stored OR coalesce(cardinality(b.names), 0) = 0
+          ORDER BY b.path) END AS place
+      FROM bounded b
+    )
+    SELECT p.project_id::text, p.day::timestamptz, p.path, p.had_strings, p.marked,
+      CASE WHEN p.place <= property_day_path_limit() THEN p.names END
+    FROM placed p $sql$, known, met, known_marked);
+END;
+$fn$;
+--> statement-breakpoint
 -- refresh_session_bits(rebuild_all): the bit strings per project day over the day's sessions
 -- (session_day_bits, session_day_slices, and per page page_day_bits, page_day_slices) and over the
 -- project's visitors (visitor_ordinals, visitor_day_bits, visitor_day_mixed) of the sessions
@@ -223,34 +275,9 @@ BEGIN
   FROM bit_sessions s JOIN session_properties p ON p.project_id = s.project_id AND p.started_at = s.started_at
     AND p.session_id = s.session_id AND p.value IS NOT NULL;
   -- The paths met in each day, with their values there so far (property_day_paths): a path past
-  -- property_day_value_limit() values, or new to a day that has property_day_path_limit() paths
-  -- with strings, has none there from now on (src/db/routines/property_day_value_limit.sql).
+  -- a bound has no strings there from now on (src/db/routines/property_day_bounds.sql).
   CREATE TEMPORARY TABLE bit_property_paths ON COMMIT DROP AS
-  WITH met AS (
-    SELECT project_id, day, path, array_agg(DISTINCT value) AS names FROM bit_properties GROUP BY 1, 2, 3
-  ),
-  merged AS (
-    SELECT m.project_id, m.day, m.path, o.path IS NOT NULL AS stored, o.names IS NOT NULL AS had_strings,
-      CASE WHEN o.path IS NOT NULL AND o.names IS NULL THEN NULL
-        ELSE (SELECT array_agg(DISTINCT v.name ORDER BY v.name) FROM unnest(coalesce(o.names, '{}') || m.names) AS v(name)) END AS names
-    FROM met m LEFT JOIN property_day_paths o ON o.project_id = m.project_id AND o.path = m.path AND o.day = m.day
-  ),
-  -- The value bound first; then the day's new paths with values within it take the places after
-  -- those that have values there (a path past the value bound, or with marks alone, takes none).
-  bounded AS (
-    SELECT g.project_id, g.day, g.path, g.stored, g.had_strings,
-      CASE WHEN cardinality(g.names) <= property_day_value_limit() THEN g.names END AS names
-    FROM merged g
-  ),
-  placed AS (
-    SELECT b.*, CASE WHEN b.stored OR coalesce(cardinality(b.names), 0) = 0 THEN 0 ELSE (SELECT count(*)
-        FROM property_day_paths o WHERE o.project_id = b.project_id AND o.day = b.day AND cardinality(o.names) > 0)
-      + row_number() OVER (PARTITION BY b.project_id, b.day, b.stored OR coalesce(cardinality(b.names), 0) = 0
-        ORDER BY b.path) END AS place
-    FROM bounded b
-  )
-  SELECT project_id, day, path, stored, had_strings, CASE WHEN place <= property_day_path_limit() THEN names END AS names
-  FROM placed;
+  SELECT * FROM property_day_bounds('property_day_paths', 'bit_properties');
   -- A path that has just passed a bound leaves its strings of the day.
   FOREACH day_table IN ARRAY ARRAY['session_day_bits', 'visitor_day_bits', 'visitor_day_mixed'] LOOP
     EXECUTE format('DELETE FROM %I b USING bit_property_paths p WHERE p.had_strings AND p.names IS NULL'

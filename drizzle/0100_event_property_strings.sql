@@ -103,44 +103,15 @@ BEGIN
 
   -- Each event's property values (property_leaves, src/db/routines/property_leaves.sql; NULL where
   -- it holds an object, an array or a long text), and per (day, path) its values so far
-  -- (event_property_day_paths): a string per value while a day holds at most
-  -- property_day_value_limit() of a path, among its first property_day_path_limit() paths, as for
-  -- the sessions' (src/db/routines/refresh_session_bits.sql). `marked` says that some event of the
-  -- day holds what the values do not, so that an operator which may match its text reads the events.
+  -- (event_property_day_paths, bounded as the sessions' are: src/db/routines/property_day_bounds.sql).
+  -- `marked` says that some event of the day holds what the values do not, so that an operator
+  -- which may match its text reads the events.
   CREATE TEMPORARY TABLE event_bit_properties ON COMMIT DROP AS
   SELECT DISTINCT e.project_id, e.day, e.ordinal, l.path, l.value
   FROM event_bit_events e CROSS JOIN LATERAL property_leaves(e.properties) AS l
   WHERE e.properties IS NOT NULL AND e.properties <> '{}'::jsonb;
   CREATE TEMPORARY TABLE event_bit_property_paths ON COMMIT DROP AS
-  WITH met AS (
-    SELECT project_id, day, path, array_agg(DISTINCT value) FILTER (WHERE value IS NOT NULL) AS names,
-      bool_or(value IS NULL) AS marked
-    FROM event_bit_properties GROUP BY 1, 2, 3
-  ),
-  merged AS (
-    SELECT m.project_id, m.day, m.path, o.path IS NOT NULL AS stored, o.names IS NOT NULL AS had_strings,
-      m.marked OR coalesce(o.marked, false) AS marked,
-      CASE WHEN o.path IS NOT NULL AND o.names IS NULL THEN NULL
-        ELSE (SELECT coalesce(array_agg(DISTINCT v.name ORDER BY v.name), '{}')
-          FROM unnest(coalesce(o.names, '{}') || coalesce(m.names, '{}')) AS v(name)) END AS names
-    FROM met m LEFT JOIN event_property_day_paths o ON o.project_id = m.project_id AND o.path = m.path AND o.day = m.day
-  ),
-  -- The value bound first; then the day's new paths with values within it take the places after
-  -- those that have values there (a path past the value bound, or with marks alone, takes none).
-  bounded AS (
-    SELECT g.project_id, g.day, g.path, g.stored, g.had_strings, g.marked,
-      CASE WHEN cardinality(g.names) <= property_day_value_limit() THEN g.names END AS names
-    FROM merged g
-  ),
-  placed AS (
-    SELECT b.*, CASE WHEN b.stored OR coalesce(cardinality(b.names), 0) = 0 THEN 0 ELSE (SELECT count(*)
-        FROM event_property_day_paths o WHERE o.project_id = b.project_id AND o.day = b.day AND cardinality(o.names) > 0)
-      + row_number() OVER (PARTITION BY b.project_id, b.day, b.stored OR coalesce(cardinality(b.names), 0) = 0
-        ORDER BY b.path) END AS place
-    FROM bounded b
-  )
-  SELECT project_id, day, path, had_strings, marked, CASE WHEN place <= property_day_path_limit() THEN names END AS names
-  FROM placed;
+  SELECT * FROM property_day_bounds('event_property_day_paths', 'event_bit_properties');
   -- A path that has just passed a bound leaves its strings of the day.
   DELETE FROM event_day_bits b USING event_bit_property_paths p
   WHERE p.had_strings AND p.names IS NULL AND b.project_id = p.project_id AND b.day = p.day

@@ -197,34 +197,9 @@ BEGIN
   FROM bit_sessions s JOIN session_properties p ON p.project_id = s.project_id AND p.started_at = s.started_at
     AND p.session_id = s.session_id AND p.value IS NOT NULL;
   -- The paths met in each day, with their values there so far (property_day_paths): a path past
-  -- property_day_value_limit() values, or new to a day that has property_day_path_limit() paths
-  -- with strings, has none there from now on (src/db/routines/property_day_value_limit.sql).
+  -- a bound has no strings there from now on (src/db/routines/property_day_bounds.sql).
   CREATE TEMPORARY TABLE bit_property_paths ON COMMIT DROP AS
-  WITH met AS (
-    SELECT project_id, day, path, array_agg(DISTINCT value) AS names FROM bit_properties GROUP BY 1, 2, 3
-  ),
-  merged AS (
-    SELECT m.project_id, m.day, m.path, o.path IS NOT NULL AS stored, o.names IS NOT NULL AS had_strings,
-      CASE WHEN o.path IS NOT NULL AND o.names IS NULL THEN NULL
-        ELSE (SELECT array_agg(DISTINCT v.name ORDER BY v.name) FROM unnest(coalesce(o.names, '{}') || m.names) AS v(name)) END AS names
-    FROM met m LEFT JOIN property_day_paths o ON o.project_id = m.project_id AND o.path = m.path AND o.day = m.day
-  ),
-  -- The value bound first; then the day's new paths with values within it take the places after
-  -- those that have values there (a path past the value bound, or with marks alone, takes none).
-  bounded AS (
-    SELECT g.project_id, g.day, g.path, g.stored, g.had_strings,
-      CASE WHEN cardinality(g.names) <= property_day_value_limit() THEN g.names END AS names
-    FROM merged g
-  ),
-  placed AS (
-    SELECT b.*, CASE WHEN b.stored OR coalesce(cardinality(b.names), 0) = 0 THEN 0 ELSE (SELECT count(*)
-        FROM property_day_paths o WHERE o.project_id = b.project_id AND o.day = b.day AND cardinality(o.names) > 0)
-      + row_number() OVER (PARTITION BY b.project_id, b.day, b.stored OR coalesce(cardinality(b.names), 0) = 0
-        ORDER BY b.path) END AS place
-    FROM bounded b
-  )
-  SELECT project_id, day, path, stored, had_strings, CASE WHEN place <= property_day_path_limit() THEN names END AS names
-  FROM placed;
+  SELECT * FROM property_day_bounds('property_day_paths', 'bit_properties');
   -- A path that has just passed a bound leaves its strings of the day.
   FOREACH day_table IN ARRAY ARRAY['session_day_bits', 'visitor_day_bits', 'visitor_day_mixed'] LOOP
     EXECUTE format('DELETE FROM %I b USING bit_property_paths p WHERE p.had_strings AND p.names IS NULL'
