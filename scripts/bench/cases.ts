@@ -123,11 +123,15 @@ export function benchWindow(days: WindowDays, dataEnd: Date): BenchWindow {
   };
 }
 
-/** The API request (path and query) of one cell. */
+/** The series event of a chart cell unless its case names another. */
+const CHART_EVENT = "screen_view";
+
+/** The API request (path and query) of one cell; `chartEvent`, a chart's series event. */
 export function apiRequest(
   endpoint: Endpoint,
   window: BenchWindow | undefined,
   filters: readonly BenchFilter[] | undefined,
+  chartEvent = CHART_EVENT,
 ): string {
   const params = new URLSearchParams();
   if (endpoint.kind === "live" || !window) return `/insights/${BENCH_PROJECT}/live`;
@@ -153,7 +157,7 @@ export function apiRequest(
       params.set("endDate", window.endDate);
       params.set("timezone", "UTC");
       params.set("interval", "day");
-      params.set("series", JSON.stringify([{ name: "screen_view" }]));
+      params.set("series", JSON.stringify([{ name: chartEvent }]));
       if (endpoint.segment) params.set("segment", endpoint.segment);
       params.set("breakdowns", JSON.stringify([{ name: CHART_BREAKDOWN }]));
       break;
@@ -245,6 +249,7 @@ export function baselineQuery(
   endpoint: Endpoint,
   window: BenchWindow,
   filters: readonly BenchFilter[] | undefined,
+  chartEvent = CHART_EVENT,
 ): SqlQuery {
   const values: unknown[] = [BENCH_PROJECT, window.start, window.end];
   const where = `${WINDOW_WHERE}${filterSql(filters, isSessionEndpoint(endpoint), values)}`;
@@ -319,9 +324,9 @@ export function baselineQuery(
       return {
         text: `SELECT date_trunc('day', created_at AT TIME ZONE 'UTC') AS day, ${CHART_BREAKDOWN},
                       ${count} AS count
-                 FROM events WHERE ${where} AND name = 'screen_view'
+                 FROM events WHERE ${where} AND name = $${values.length + 1}
                 GROUP BY 1, 2 ORDER BY 1, 2`,
-        values,
+        values: [...values, chartEvent],
       };
     }
     case "export":

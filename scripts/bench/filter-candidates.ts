@@ -80,3 +80,22 @@ export async function propertyTextCounts(
   }
   return { multi, single };
 }
+
+/**
+ * The event name that carries a top-level property value most often in the window (ties: by name),
+ * the series of a chart filtered on it: a chart of an event that never carries the key counts
+ * nothing. Undefined when no event carries it.
+ */
+export async function propertyChartEvent(
+  db: pg.Client,
+  window: BenchWindow,
+  filter: { name: string; value: readonly string[] },
+): Promise<string | undefined> {
+  const key = filter.name.slice("properties.".length);
+  const result = await db.query<{ name: string }>(
+    `SELECT name FROM events WHERE project_id = $1 AND created_at >= $2 AND created_at < $3
+       AND properties ->> $4 = $5 GROUP BY name ORDER BY count(*) DESC, name LIMIT 1`,
+    [BENCH_PROJECT, window.start, window.end, key, filter.value[0]],
+  );
+  return result.rows[0]?.name;
+}

@@ -36,7 +36,7 @@ const FEW = [
 
 /** The cases measured on /export/charts (by the chart breakdown, in three segments). */
 export const isChartCase = (filter: FilterCase): boolean =>
-  filter.kind === "chart" || filter.kind === "chartTwo";
+  filter.kind === "chart" || filter.kind === "chartTwo" || filter.kind === "chartProperty";
 
 export interface FilteredCell {
   filter: FilterCase;
@@ -109,7 +109,7 @@ export async function measureFiltered(
     for (const planned of cells) {
       const { filter, endpoint, days } = planned;
       const cell = cellOf(results, filter.id, endpoint, days);
-      const request = apiRequest(endpoint, benchWindow(days, dataEnd), filter.filters);
+      const request = apiRequest(endpoint, benchWindow(days, dataEnd), filter.filters, filter.chartEvent);
       const { timing, lastBody } = await uncachedRuns(client, options, request, runsPerRound);
       const all = timings.get(planned) ?? { samples: [], errors: {} };
       all.samples.push(...timing.samples);
@@ -131,7 +131,14 @@ export async function measureFiltered(
     for (const { filter, endpoint, days, baseline } of plan) {
       const cell = cellOf(results, filter.id, endpoint, days);
       if (!baseline || cell.baseline) continue;
-      await baselines.run(cell, endpoint, benchWindow(days, dataEnd), filter.id, filter.filters);
+      await baselines.run(
+        cell,
+        endpoint,
+        benchWindow(days, dataEnd),
+        filter.id,
+        filter.filters,
+        filter.chartEvent,
+      );
     }
   } finally {
     await baselines.end();

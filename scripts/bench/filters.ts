@@ -1,7 +1,13 @@
 import type pg from "pg";
 import type { BreakdownDimension } from "../../src/lib/dimensions";
 import { BENCH_PROJECT, type BenchFilter, type BenchWindow, CHART_BREAKDOWN } from "./cases";
-import { type Candidate, propertyCounts, propertyTextCounts, TEXT_PREFIX_MAX } from "./filter-candidates";
+import {
+  type Candidate,
+  propertyChartEvent,
+  propertyCounts,
+  propertyTextCounts,
+  TEXT_PREFIX_MAX,
+} from "./filter-candidates";
 
 /**
  * The filters the benchmark measures, picked from the data (issue 15): hard-coded values would
@@ -26,7 +32,8 @@ export type FilterCaseKind =
   | "property"
   | "propertyText"
   | "chart"
-  | "chartTwo";
+  | "chartTwo"
+  | "chartProperty";
 
 export interface FilterCase {
   /** Part of every case id: the kind (and, for `one`, the dimension), never a value. */
@@ -38,6 +45,8 @@ export interface FilterCase {
   share: number;
   /** Set when no candidate kept 2–20 %: what was measured instead, and why. */
   outOfRange?: string;
+  /** A chart case's series event (`screen_view` unless set). */
+  chartEvent?: string;
 }
 
 export interface FilterPicks {
@@ -387,6 +396,13 @@ export async function pickFilters(db: pg.Client, window: BenchWindow): Promise<F
   const chartTwo = pickCombination(chartPairs, rowsOf, total);
   if (chartTwo) add("chartTwo", "chartTwo", chartTwo);
   else skipped.push(`\`/export/charts\` under two filters: no pair of values keeps ${range}`);
+  // And under the property filter picked above, a chart of the event that carries it most often.
+  const propertyCase = cases.find((c) => c.kind === "property");
+  const chartEvent =
+    propertyCase?.filters[0] && (await propertyChartEvent(db, window, propertyCase.filters[0]));
+  if (propertyCase && chartEvent)
+    cases.push({ ...propertyCase, id: "chartProperty", kind: "chartProperty", chartEvent });
+  else skipped.push("`/export/charts` under a property filter: no property filter was picked");
   return { window, totalSessions: total, cases, skipped, pickSeconds: (performance.now() - began) / 1000 };
 }
 

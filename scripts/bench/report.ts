@@ -208,7 +208,9 @@ function everyMeasurement(results: BenchResults): string[] {
   }
   for (const filter of results.picks?.cases ?? []) {
     if (shown.has(filter.id)) continue;
-    const chart = isChartCase(filter) ? `, /export/charts of screen_view by ${CHART_BREAKDOWN} and day` : "";
+    const chart = isChartCase(filter)
+      ? `, /export/charts of ${filter.chartEvent ?? "screen_view"} by ${CHART_BREAKDOWN} and day`
+      : "";
     const title = `filtered: ${mdCell(describeCase(filter))}${chart} (\`${filter.id}\`)`;
     lines.push(...cellsTable(results, title, filter.id, all, WINDOW_DAYS));
   }

@@ -107,6 +107,7 @@ export function resultsJson(results: BenchResults): string {
             sessions: c.sessions,
             share: Math.round(c.share * 10_000) / 10_000,
             ...(c.outOfRange ? { outOfRange: c.outOfRange } : {}),
+            ...(c.chartEvent ? { chartEvent: c.chartEvent } : {}),
           },
         ]),
       ),

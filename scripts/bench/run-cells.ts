@@ -146,6 +146,7 @@ export class BaselineRunner {
     window: BenchWindow | undefined,
     filterId: string,
     filters: readonly BenchFilter[] | undefined,
+    chartEvent?: string,
   ): Promise<void> {
     const timeoutReason = `timeout ${fmtMs(this.timeoutMs)}`;
     const shorter = this.timedOut.get(`${endpoint.id}|${filterId}`);
@@ -159,7 +160,7 @@ export class BaselineRunner {
       cell.baselineTimeoutMs = this.timeoutMs;
       return;
     }
-    const query = baselineQuery(endpoint, window ?? benchWindow(1, this.dataEnd), filters);
+    const query = baselineQuery(endpoint, window ?? benchWindow(1, this.dataEnd), filters, chartEvent);
     const timing = await measure(this.options.runs, this.options.budgetSeconds * 1000, async () => {
       try {
         await this.db.query(query.text, query.values);
