@@ -24,6 +24,19 @@ AS $fn$
   SELECT 32
 $fn$;
 --> statement-breakpoint
+-- property_dimension(path): the dimension of the bit strings per day under which a session or an
+-- event is for each value it holds at a property path (src/db/routines/refresh_session_bits.sql,
+-- refresh_event_bits.sql): `property:` and the path as a JSON array, `property:["plan"]`. The
+-- queries name it the same way (propertyStringDimension, src/lib/dimensions.ts); JSON.stringify
+-- and array_to_json escape a key alike.
+CREATE OR REPLACE FUNCTION property_dimension(path text[]) RETURNS text
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+AS $fn$
+  SELECT 'property:' || array_to_json(path)::text
+$fn$;
+--> statement-breakpoint
 -- property_day_bounds(known, met): the property paths a run met in each project day, with their
 -- values there so far, within the bounds of a day's property strings
 -- (src/db/routines/property_day_value_limit.sql, property_day_path_limit.sql). `known` is the
@@ -281,7 +294,7 @@ BEGIN
   -- A path that has just passed a bound leaves its strings of the day.
   FOREACH day_table IN ARRAY ARRAY['session_day_bits', 'visitor_day_bits', 'visitor_day_mixed'] LOOP
     EXECUTE format('DELETE FROM %I b USING bit_property_paths p WHERE p.had_strings AND p.names IS NULL'
-      ' AND b.project_id = p.project_id AND b.day = p.day AND b.dimension = ''property:'' || array_to_json(p.path)::text',
+      ' AND b.project_id = p.project_id AND b.day = p.day AND b.dimension = property_dimension(p.path)',
       day_table);
   END LOOP;
   INSERT INTO property_day_paths (project_id, day, path, names)
@@ -305,7 +318,7 @@ BEGIN
   FROM bit_sessions s JOIN session_names n ON n.project_id = s.project_id AND n.started_at = s.started_at
     AND n.session_id = s.session_id AND n.name <> ''
   UNION ALL
-  SELECT b.project_id, b.day, b.ordinal, b.visitor, 'property:' || array_to_json(b.path)::text, b.value
+  SELECT b.project_id, b.day, b.ordinal, b.visitor, property_dimension(b.path), b.value
   FROM bit_properties b JOIN bit_property_paths p ON p.project_id = b.project_id AND p.day = b.day AND p.path = b.path
   WHERE p.names IS NOT NULL;
 

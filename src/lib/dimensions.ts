@@ -54,7 +54,8 @@ export type FilterDimension = BreakdownDimension | MultiValuedDimension;
 /**
  * The values a session's events' properties hold at one path (session_properties), multi-valued
  * like `path` and kept only in the bit strings per day, for the paths a day has few values of
- * (src/db/routines/refresh_session_bits.sql): `property:` and the path as a JSON array.
+ * (src/db/routines/refresh_session_bits.sql): `property:` and the path as a JSON array, as
+ * property_dimension (src/db/routines/property_dimension.sql) names it in the refresh.
  */
 export type PropertyStringDimension = `property:${string}`;
 

@@ -62,3 +62,30 @@ export function combinedDayStrings(
     ) as per_filter
     group by day, chunk having count(*) = ${filters.length}`;
 }
+
+/** A table of which property paths have strings per project day (property_day_paths, event_property_day_paths). */
+export interface PropertyDayPaths {
+  table: PgTable;
+  projectId: PgColumn;
+  day: PgColumn;
+  path: PgColumn;
+  names: PgColumn;
+}
+
+/**
+ * Whether some day of `days` lacks the strings of a property path: it passed a bound there (NULL
+ * values), or `lacking` says so of its row. A day without a row for the path has no value of it,
+ * so its strings are right to find nothing.
+ */
+export function propertyDaysLacking(
+  paths: PropertyDayPaths,
+  projectId: string,
+  path: readonly string[],
+  days: StringDays,
+  lacking?: SQL,
+): SQL {
+  return sql`exists (select 1 from ${paths.table} where ${paths.projectId} = ${projectId}
+    and ${paths.path} = ${sql.param([...path])}::text[]
+    and ${paths.day} >= ${new Date(days.start)} and ${paths.day} < ${new Date(days.end)}
+    and (${paths.names} is null${lacking ? sql` or ${lacking}` : sql``}))`;
+}

@@ -1,4 +1,4 @@
-import type { FilterOperator } from "../lib/filter-parser";
+import type { Filter, FilterOperator } from "../lib/filter-parser";
 
 /**
  * How a property filter on sessions (contract section 3) is answered: from the session properties
@@ -77,4 +77,16 @@ export function propertyAnswer(
   if (POSITIVE_COUNTERPART[operator] !== undefined) return "complement";
   if (!POSITIVE.has(operator)) return "events";
   return operator === "is" && values.length > 0 && values.every(heldText) ? "values" : "rows";
+}
+
+/**
+ * How the property strings per day (src/db/routines/refresh_session_bits.sql, refresh_event_bits.sql)
+ * answer a filter: `values` (`is` over values the rows hold as they are), `rows` (another positive
+ * operator, which may also match the JSON text of an object, an array or a long text, so only where
+ * nothing holds one at the path), or not at all (a negative operator, a path the rows do not keep).
+ */
+export function propertyStringsAnswer(filter: Filter): "values" | "rows" | undefined {
+  if (filter.field.kind !== "property") return undefined;
+  const answer = propertyAnswer(filter.operator, filter.field.path, filter.values.map(String));
+  return answer === "values" || answer === "rows" ? answer : undefined;
 }

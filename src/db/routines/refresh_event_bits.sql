@@ -47,7 +47,7 @@ DECLARE
     || (SELECT string_agg(format(' UNION ALL SELECT project_id, day, ordinal / day_block_bits(), %1$L,'
       ' nullif(%1$I, ''''), array_agg(ordinal %% day_block_bits()) FROM event_bit_events GROUP BY 1, 2, 3, 5', d), '')
       FROM unnest(bit_dimensions) AS d)
-    || ' UNION ALL SELECT p.project_id, p.day, p.ordinal / day_block_bits(), ''property:'' || array_to_json(p.path)::text,'
+    || ' UNION ALL SELECT p.project_id, p.day, p.ordinal / day_block_bits(), property_dimension(p.path),'
       ' p.value, array_agg(p.ordinal % day_block_bits()) FROM event_bit_properties p JOIN event_bit_property_paths d'
       ' ON d.project_id = p.project_id AND d.path = p.path AND d.day = p.day WHERE d.names IS NOT NULL AND p.value IS NOT NULL'
       ' GROUP BY 1, 2, 3, 4, 5';
@@ -115,7 +115,7 @@ BEGIN
   -- A path that has just passed a bound leaves its strings of the day.
   DELETE FROM event_day_bits b USING event_bit_property_paths p
   WHERE p.had_strings AND p.names IS NULL AND b.project_id = p.project_id AND b.day = p.day
-    AND b.dimension = 'property:' || array_to_json(p.path)::text;
+    AND b.dimension = property_dimension(p.path);
   INSERT INTO event_property_day_paths (project_id, day, path, names, marked)
   SELECT project_id, day, path, names, marked FROM event_bit_property_paths
   ON CONFLICT (project_id, path, day) DO UPDATE SET names = excluded.names, marked = excluded.marked

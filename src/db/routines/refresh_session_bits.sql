@@ -203,7 +203,7 @@ BEGIN
   -- A path that has just passed a bound leaves its strings of the day.
   FOREACH day_table IN ARRAY ARRAY['session_day_bits', 'visitor_day_bits', 'visitor_day_mixed'] LOOP
     EXECUTE format('DELETE FROM %I b USING bit_property_paths p WHERE p.had_strings AND p.names IS NULL'
-      ' AND b.project_id = p.project_id AND b.day = p.day AND b.dimension = ''property:'' || array_to_json(p.path)::text',
+      ' AND b.project_id = p.project_id AND b.day = p.day AND b.dimension = property_dimension(p.path)',
       day_table);
   END LOOP;
   INSERT INTO property_day_paths (project_id, day, path, names)
@@ -227,7 +227,7 @@ BEGIN
   FROM bit_sessions s JOIN session_names n ON n.project_id = s.project_id AND n.started_at = s.started_at
     AND n.session_id = s.session_id AND n.name <> ''
   UNION ALL
-  SELECT b.project_id, b.day, b.ordinal, b.visitor, 'property:' || array_to_json(b.path)::text, b.value
+  SELECT b.project_id, b.day, b.ordinal, b.visitor, property_dimension(b.path), b.value
   FROM bit_properties b JOIN bit_property_paths p ON p.project_id = b.project_id AND p.day = b.day AND p.path = b.path
   WHERE p.names IS NOT NULL;
 

@@ -10,8 +10,13 @@ import {
 } from "../../db/schema";
 import { CHART_PAIR_COLUMNS, propertyStringDimension } from "../../lib/dimensions";
 import type { Filter, FilterColumn, FilterField } from "../../lib/filter-parser";
-import { combinedDayStrings, type DayStrings } from "../day-strings";
-import { propertyAnswer } from "../property-leaves";
+import {
+  combinedDayStrings,
+  type DayStrings,
+  type PropertyDayPaths,
+  propertyDaysLacking,
+} from "../day-strings";
+import { propertyStringsAnswer } from "../property-leaves";
 import {
   type BucketValues,
   breakdownValue,
@@ -50,22 +55,10 @@ const EVENT_STRINGS: DayStrings = {
 const stringColumn = (field: FilterField | undefined): FilterColumn | undefined =>
   field?.kind === "column" && STRING_COLUMNS.has(field.column) ? field.column : undefined;
 
-/**
- * How the strings answer a property filter: `values` (`is` over values the property rows hold as
- * they are), `rows` (another positive operator, which may also match the text of an object, an
- * array or a long text, so only over days where no event holds one at the path), or not at all
- * (a negative operator; a path the rows do not keep). src/queries/property-leaves.ts.
- */
-function propertyStrings(filter: Filter): "values" | "rows" | undefined {
-  if (filter.field.kind !== "property") return undefined;
-  const answer = propertyAnswer(filter.operator, filter.field.path, filter.values.map(String));
-  return answer === "values" || answer === "rows" ? answer : undefined;
-}
-
-/** A filter's strings: a column's, or a property path's (propertyStrings says for which operators). */
+/** A filter's strings: a column's, or a property path's (propertyStringsAnswer says for which operators). */
 const filterDimension = (filter: Filter): string | undefined =>
   filter.field.kind === "property"
-    ? propertyStrings(filter) && propertyStringDimension(filter.field.path)
+    ? propertyStringsAnswer(filter) && propertyStringDimension(filter.field.path)
     : stringColumn(filter.field);
 
 /** The segments the strings answer: events from their bit counts, visitors and sessions from event-members.ts. */
@@ -125,26 +118,29 @@ export async function eventBitsSource(
 /**
  * Whether a day of the scanned range lacks the strings of a property filter's path: the path
  * passed a bound there (event_property_day_paths, NULL values), or, for an operator that may match
- * what the values do not hold (propertyStrings `rows`), an event of that day holds an object, an
+ * what the values do not hold (propertyStringsAnswer `rows`), an event of that day holds an object, an
  * array or a long text at the path. A day without a row for the path has no event with it.
  * Undefined without property filters.
  */
 function propertyDaysMissing(query: ChartSeriesQuery): SQL<boolean> | undefined {
-  const paths = eventPropertyDayPaths;
+  const days = { start: scanStart(query), end: query.current.window.end };
   const tests = query.filters.flatMap((filter) => {
-    const answer = propertyStrings(filter);
+    const answer = propertyStringsAnswer(filter);
     if (filter.field.kind !== "property" || answer === undefined) return [];
-    const lacking =
-      answer === "rows" ? sql`(${paths.names} is null or ${paths.marked})` : sql`${paths.names} is null`;
-    return [
-      sql`exists (select 1 from ${paths} where ${paths.projectId} = ${query.projectId}
-        and ${paths.path} = ${sql.param([...filter.field.path])}::text[]
-        and ${paths.day} >= ${new Date(scanStart(query))} and ${paths.day} < ${new Date(query.current.window.end)}
-        and ${lacking})`,
-    ];
+    const marked = answer === "rows" ? sql`${eventPropertyDayPaths.marked}` : undefined;
+    return [propertyDaysLacking(EVENT_PROPERTY_DAY_PATHS, query.projectId, filter.field.path, days, marked)];
   });
   return tests.length > 0 ? sql<boolean>`(${sql.join(tests, sql` or `)})` : undefined;
 }
+
+/** Which property paths have event strings per day. */
+const EVENT_PROPERTY_DAY_PATHS: PropertyDayPaths = {
+  table: eventPropertyDayPaths,
+  projectId: eventPropertyDayPaths.projectId,
+  day: eventPropertyDayPaths.day,
+  path: eventPropertyDayPaths.path,
+  names: eventPropertyDayPaths.names,
+};
 
 /** The series' event name as one more filter on the strings of the name. */
 function nameFilter(event: string): Filter {

@@ -10,7 +10,7 @@ import {
 import type { Filter } from "../../lib/filter-parser";
 import { HOUR_MS } from "../../lib/timezone";
 import type { BreakdownRow, PageRow, SessionMetrics } from "../../schemas/insights";
-import { propertyAnswer } from "../property-leaves";
+import { propertyStringsAnswer } from "../property-leaves";
 import { toNumber } from "../sql-helpers";
 
 /** Shapes shared by the two paths of the insights queries: exact (metrics.ts, pages.ts, breakdowns.ts) and rolled up (rollups.ts). */
@@ -241,8 +241,7 @@ function bitStringFilter(scope: SessionScope, filter: Filter): BitStringFilter |
     // has a string under each of them. Whether the window's days have the path's strings, and,
     // for an operator the rows answer only with their marks, that no session of the window is
     // marked there, is asked with the days' (session-masks.ts, bitStringsCover).
-    const answer = propertyAnswer(filter.operator, field.path, filter.values.map(String));
-    return (answer === "values" || answer === "rows") && rolledUpValues(scope, filter)
+    return propertyStringsAnswer(filter) !== undefined && rolledUpValues(scope, filter)
       ? { dimension: propertyStringDimension(field.path), filter }
       : undefined;
   }

@@ -1,8 +1,13 @@
 import { type AnyColumn, type SQL, sql } from "drizzle-orm";
 import { connectionsOpen, type Database } from "../../db/client";
 import { propertyDayPaths, sessionDayBits, sessionProperties, visitorDayBits } from "../../db/schema";
-import { combinedDayStrings, type DayStrings } from "../day-strings";
-import { propertyAnswer } from "../property-leaves";
+import {
+  combinedDayStrings,
+  type DayStrings,
+  type PropertyDayPaths,
+  propertyDaysLacking,
+} from "../day-strings";
+import { propertyStringsAnswer } from "../property-leaves";
 import type { BitStringFilter, DayPart, SessionScope, TimeWindow } from "./model";
 import { daysBuilt, projectDaysBuilt, wholeProjectDays } from "./window-rows";
 
@@ -50,25 +55,32 @@ export async function bitStringsCover(
  */
 function propertyStringsMissing(scope: SessionScope): SQL | undefined {
   const { window } = scope;
-  const tests = scope.filters.flatMap(({ field, operator, values }) => {
+  const tests = scope.filters.flatMap((filter) => {
+    const { field } = filter;
     if (field.kind !== "property") return [];
-    const path = sql`${sql.param([...field.path])}::text[]`;
-    const pastBounds = sql`exists (select 1 from ${propertyDayPaths}
-      where ${propertyDayPaths.projectId} = ${scope.projectId} and ${propertyDayPaths.path} = ${path}
-        and ${propertyDayPaths.day} >= ${new Date(window.start)} and ${propertyDayPaths.day} < ${new Date(window.end)}
-        and ${propertyDayPaths.names} is null)`;
-    const answer = propertyAnswer(operator, field.path, values.map(String));
+    const answer = propertyStringsAnswer(filter);
     // The strings hold no answer to a negative operator, or to a path the rows do not keep.
-    if (answer !== "values" && answer !== "rows") return [sql`true`];
+    if (answer === undefined) return [sql`true`];
+    const pastBounds = propertyDaysLacking(PROPERTY_DAY_PATHS, scope.projectId, field.path, window);
     if (answer === "values") return [pastBounds];
     const marked = sql`exists (select 1 from ${sessionProperties}
-      where ${sessionProperties.projectId} = ${scope.projectId} and ${sessionProperties.path} = ${path}
+      where ${sessionProperties.projectId} = ${scope.projectId}
+        and ${sessionProperties.path} = ${sql.param([...field.path])}::text[]
         and ${sessionProperties.value} is null and ${sessionProperties.startedAt} >= ${new Date(window.start)}
         and ${sessionProperties.startedAt} < ${new Date(window.end)})`;
     return [pastBounds, marked];
   });
   return tests.length > 0 ? sql`(${sql.join(tests, sql` or `)})` : undefined;
 }
+
+/** Which property paths have session strings per day. */
+const PROPERTY_DAY_PATHS: PropertyDayPaths = {
+  table: propertyDayPaths,
+  projectId: propertyDayPaths.projectId,
+  day: propertyDayPaths.day,
+  path: propertyDayPaths.path,
+  names: propertyDayPaths.names,
+};
 
 /** The session strings, per block of each day's sessions. */
 const SESSION_STRINGS: DayStrings = {
