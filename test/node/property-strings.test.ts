@@ -6,6 +6,7 @@ import { sessionBreakdown } from "../../src/queries/insights/breakdowns";
 import { sessionMetrics } from "../../src/queries/insights/metrics";
 import { bitStringFilters, type SessionScope } from "../../src/queries/insights/model";
 import { topPages } from "../../src/queries/insights/pages";
+import { combinedFilterMetrics } from "../../src/queries/insights/session-bits";
 import { bitStringsCover } from "../../src/queries/insights/session-masks";
 import { is } from "../support/dimension-filter-cases";
 import { createOrganization, type EventInput, insertEvents, uniqueId } from "../support/factories";
@@ -150,14 +151,37 @@ describe("property strings per day", () => {
     });
     await expectExactAnswers(projectId, orderFilter, true);
 
-    // A later run brings day 0 one order id more: the path leaves its strings of that day only.
+    // A later run brings day 0 one order id more and takes the path past the bound there. That run
+    // still writes the path's strings of the day, every value: a request that found them there
+    // just before it committed, and reads them in later statements, reads them whole.
     await insertEvents(database.db, [session(projectId, 0, values, { order_id: "o-late", plan: "pro" })]);
     expect((await dayPaths(projectId, ["order_id"])).map(({ names }) => names?.length ?? null)).toEqual([
       null,
       5,
     ]);
-    expect(await stringsOf(projectId, ["order_id"])).toEqual({ sessions: 5, visitors: 5, mixed: 0 });
+    expect(await stringsOf(projectId, ["order_id"])).toEqual({
+      sessions: values + 6,
+      visitors: values + 6,
+      mixed: 0,
+    });
     expect(await bitStringsCover(database.db, scopeOf(projectId, orderFilter, true), [])).toBe(false);
+    await expectExactAnswers(projectId, orderFilter, false);
+    // A request that found them there before the run committed reads them after it, as the exact
+    // path answers now (the late order among them).
+    const raced = [
+      is("properties.order_id", "is", ["o-late", "o-3", "p-1"]),
+      is("device", "is", ["mobile", "desktop"]),
+    ];
+    const racedScope = scopeOf(projectId, raced, true);
+    const days = [WINDOW.start, WINDOW.start + DAY];
+    const exactly = await sessionMetrics(database.db, scopeOf(projectId, raced, false), days);
+    expect(exactly.totals.total_sessions).toBe(3);
+    expect(
+      await combinedFilterMetrics(database.db, racedScope, bitStringFilters(racedScope) ?? [], days),
+    ).toEqual(exactly);
+    // The next run that meets the path in that day deletes them.
+    await insertEvents(database.db, [session(projectId, 0, values + 1, { order_id: "o-later" })]);
+    expect(await stringsOf(projectId, ["order_id"])).toEqual({ sessions: 5, visitors: 5, mixed: 0 });
     await expectExactAnswers(projectId, orderFilter, false);
     // A window of day 1 alone still has them; the other path keeps its strings on both days.
     const dayOne = {
@@ -170,7 +194,7 @@ describe("property strings per day", () => {
     await expectExactAnswers(projectId, planFilter, true);
     await expectExactAnswers(projectId, [is("properties.plan", "is", ["team", "free"])], true);
     // No more values come back to a path past the bound.
-    await insertEvents(database.db, [session(projectId, 0, values + 1, { order_id: "o-3" })]);
+    await insertEvents(database.db, [session(projectId, 0, values + 2, { order_id: "o-3" })]);
     expect((await dayPaths(projectId, ["order_id"]))[0]?.names).toBeNull();
   });
 

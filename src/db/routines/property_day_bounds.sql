@@ -6,10 +6,11 @@
 -- event strings, refresh_event_bits.sql); `met` the run's (project_id, day, path, value) rows, a
 -- NULL value marking an object, an array or a long text there. Per (project, day, path): `names`,
 -- its values so far, NULL once it passed a bound (and from then on); `had_strings`, whether it had
--- values before this run, so that a path that has just passed a bound has its strings of the day
--- deleted; `marked`, whether some row of the day is a mark. The value bound comes first; then the
--- day's new paths with values within it take the places after those that have values there, in
--- path order (a path past the value bound, or with marks alone, takes none).
+-- values before this run, so that the run that takes a path past a bound still writes its strings
+-- of the day and a later one deletes them; `marked`, whether some row of the day is a mark. The
+-- value bound comes first; then the day's new paths with values within it take the places after
+-- those that have values there, in path order (a path past the value bound, or with marks alone,
+-- takes none).
 CREATE OR REPLACE FUNCTION property_day_bounds(known regclass, met regclass)
 RETURNS TABLE (project_id text, day timestamptz, path text[], had_strings boolean, marked boolean, names text[])
 LANGUAGE plpgsql

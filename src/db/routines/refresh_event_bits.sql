@@ -49,7 +49,8 @@ DECLARE
       FROM unnest(bit_dimensions) AS d)
     || ' UNION ALL SELECT p.project_id, p.day, p.ordinal / day_block_bits(), property_dimension(p.path),'
       ' p.value, array_agg(p.ordinal % day_block_bits()) FROM event_bit_properties p JOIN event_bit_property_paths d'
-      ' ON d.project_id = p.project_id AND d.path = p.path AND d.day = p.day WHERE d.names IS NOT NULL AND p.value IS NOT NULL'
+      ' ON d.project_id = p.project_id AND d.path = p.path AND d.day = p.day'
+      ' WHERE (d.names IS NOT NULL OR d.had_strings) AND p.value IS NOT NULL'
       ' GROUP BY 1, 2, 3, 4, 5';
   written text := 'SELECT g.project_id, g.day, g.block, g.dimension, g.name, ordinal_bits(g.ordinals, b.size) AS events'
     ' FROM (' || value_groups || ') AS g JOIN event_bit_blocks b ON b.project_id = g.project_id AND b.day = g.day'
@@ -112,9 +113,10 @@ BEGIN
   WHERE e.properties IS NOT NULL AND e.properties <> '{}'::jsonb;
   CREATE TEMPORARY TABLE event_bit_property_paths ON COMMIT DROP AS
   SELECT * FROM property_day_bounds('event_property_day_paths', 'event_bit_properties');
-  -- A path that has just passed a bound leaves its strings of the day.
+  -- A path leaves its strings of a day one run after the run that takes it past a bound there,
+  -- which still writes them, as the session strings do (src/db/routines/refresh_session_bits.sql).
   DELETE FROM event_day_bits b USING event_bit_property_paths p
-  WHERE p.had_strings AND p.names IS NULL AND b.project_id = p.project_id AND b.day = p.day
+  WHERE NOT p.had_strings AND p.names IS NULL AND b.project_id = p.project_id AND b.day = p.day
     AND b.dimension = property_dimension(p.path);
   INSERT INTO event_property_day_paths (project_id, day, path, names, marked)
   SELECT project_id, day, path, names, marked FROM event_bit_property_paths

@@ -200,9 +200,12 @@ BEGIN
   -- a bound has no strings there from now on (src/db/routines/property_day_bounds.sql).
   CREATE TEMPORARY TABLE bit_property_paths ON COMMIT DROP AS
   SELECT * FROM property_day_bounds('property_day_paths', 'bit_properties');
-  -- A path that has just passed a bound leaves its strings of the day.
+  -- A path leaves its strings of a day one run after the run that takes it past a bound there:
+  -- that run still writes them (all of its values), so that a request which found the path within
+  -- its bounds just before the run committed, and reads the strings in later statements, reads
+  -- them whole. The next run that meets the path in that day deletes them.
   FOREACH day_table IN ARRAY ARRAY['session_day_bits', 'visitor_day_bits', 'visitor_day_mixed'] LOOP
-    EXECUTE format('DELETE FROM %I b USING bit_property_paths p WHERE p.had_strings AND p.names IS NULL'
+    EXECUTE format('DELETE FROM %I b USING bit_property_paths p WHERE NOT p.had_strings AND p.names IS NULL'
       ' AND b.project_id = p.project_id AND b.day = p.day AND b.dimension = property_dimension(p.path)',
       day_table);
   END LOOP;
@@ -229,7 +232,7 @@ BEGIN
   UNION ALL
   SELECT b.project_id, b.day, b.ordinal, b.visitor, property_dimension(b.path), b.value
   FROM bit_properties b JOIN bit_property_paths p ON p.project_id = b.project_id AND p.day = b.day AND p.path = b.path
-  WHERE p.names IS NOT NULL;
+  WHERE p.names IS NOT NULL OR p.had_strings;
 
   -- The session and page strings (src/db/routines/write_day_strings.sql).
   PERFORM write_day_strings('session_day_bits', ARRAY['dimension', 'name', 'prefix'], value_groups, merging);
