@@ -67,7 +67,8 @@ $fn$;
 -- never change. Every string of the day has a bit per number: one per event name and per value of
 -- each of the nine chart columns, empty strings and NULL alike as "not set" (name NULL), and one
 -- per value of each property path its events hold (dimension `property:` and the path as a JSON
--- array), for the paths within the bounds event_property_day_paths records. A day's
+-- array), for the paths within the bounds event_property_day_paths records (a path past them
+-- keeps its strings of the day until the run after the one that took it past). A day's
 -- strings are cut into blocks of day_block_bits() numbers (src/db/routines/day_block_bits.sql), and
 -- a run rewrites only the blocks of the numbers it gave: the block's stored strings are taken out,
 -- padded to its new size and ORed with the new bits.
@@ -404,7 +405,8 @@ BEGIN
   FROM bit_sessions s JOIN session_properties p ON p.project_id = s.project_id AND p.started_at = s.started_at
     AND p.session_id = s.session_id AND p.value IS NOT NULL;
   -- The paths met in each day, with their values there so far (property_day_paths): a path past
-  -- a bound has no strings there from now on (src/db/routines/property_day_bounds.sql).
+  -- a bound keeps its strings there only until the run after the one that took it past
+  -- (src/db/routines/property_day_bounds.sql; below).
   CREATE TEMPORARY TABLE bit_property_paths ON COMMIT DROP AS
   SELECT * FROM property_day_bounds('property_day_paths', 'bit_properties');
   -- A path leaves its strings of a day one run after the run that takes it past a bound there:

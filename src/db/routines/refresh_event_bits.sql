@@ -14,7 +14,8 @@
 -- never change. Every string of the day has a bit per number: one per event name and per value of
 -- each of the nine chart columns, empty strings and NULL alike as "not set" (name NULL), and one
 -- per value of each property path its events hold (dimension `property:` and the path as a JSON
--- array), for the paths within the bounds event_property_day_paths records. A day's
+-- array), for the paths within the bounds event_property_day_paths records (a path past them
+-- keeps its strings of the day until the run after the one that took it past). A day's
 -- strings are cut into blocks of day_block_bits() numbers (src/db/routines/day_block_bits.sql), and
 -- a run rewrites only the blocks of the numbers it gave: the block's stored strings are taken out,
 -- padded to its new size and ORed with the new bits.

@@ -197,7 +197,8 @@ BEGIN
   FROM bit_sessions s JOIN session_properties p ON p.project_id = s.project_id AND p.started_at = s.started_at
     AND p.session_id = s.session_id AND p.value IS NOT NULL;
   -- The paths met in each day, with their values there so far (property_day_paths): a path past
-  -- a bound has no strings there from now on (src/db/routines/property_day_bounds.sql).
+  -- a bound keeps its strings there only until the run after the one that took it past
+  -- (src/db/routines/property_day_bounds.sql; below).
   CREATE TEMPORARY TABLE bit_property_paths ON COMMIT DROP AS
   SELECT * FROM property_day_bounds('property_day_paths', 'bit_properties');
   -- A path leaves its strings of a day one run after the run that takes it past a bound there:
