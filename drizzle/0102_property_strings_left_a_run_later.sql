@@ -8,9 +8,9 @@
 -- its values so far, NULL once it passed a bound (and from then on); `had_strings`, whether it had
 -- values before this run, so that the run that takes a path past a bound still writes its strings
 -- of the day and a later one deletes them; `marked`, whether some row of the day is a mark. The
--- value bound comes first; then the day's new paths with values within it take the places after
--- those that have values there, in path order (a path past the value bound, or with marks alone,
--- takes none).
+-- value bound comes first; then the paths with their first values of the day within it take the
+-- places after those that have values there, in path order (a path past the value bound, or with
+-- marks alone, takes none; one that had marks alone takes a place once it has values).
 CREATE OR REPLACE FUNCTION property_day_bounds(known regclass, met regclass)
 RETURNS TABLE (project_id text, day timestamptz, path text[], had_strings boolean, marked boolean, names text[])
 LANGUAGE plpgsql
@@ -26,7 +26,8 @@ BEGIN
       FROM %2$s r GROUP BY 1, 2, 3
     ),
     merged AS (
-      SELECT m.project_id, m.day, m.path, o.path IS NOT NULL AS stored, o.names IS NOT NULL AS had_strings,
+      SELECT m.project_id, m.day, m.path, o.path IS NOT NULL AS stored,
+        coalesce(cardinality(o.names), 0) > 0 AS had_strings,
         m.marked OR %3$s AS marked,
         CASE WHEN o.path IS NOT NULL AND o.names IS NULL THEN NULL
           ELSE (SELECT coalesce(array_agg(DISTINCT v.name ORDER BY v.name), '{}')
@@ -39,9 +40,9 @@ BEGIN
       FROM merged g
     ),
     placed AS (
-      SELECT b.*, CASE WHEN b.stored OR coalesce(cardinality(b.names), 0) = 0 THEN 0 ELSE (SELECT count(*)
+      SELECT b.*, CASE WHEN b.had_strings OR coalesce(cardinality(b.names), 0) = 0 THEN 0 ELSE (SELECT count(*)
           FROM %1$s o WHERE o.project_id = b.project_id AND o.day = b.day AND cardinality(o.names) > 0)
-        + row_number() OVER (PARTITION BY b.project_id, b.day, b.stored OR coalesce(cardinality(b.names), 0) = 0
+        + row_number() OVER (PARTITION BY b.project_id, b.day, b.had_strings OR coalesce(cardinality(b.names), 0) = 0
           ORDER BY b.path) END AS place
       FROM bounded b
     )

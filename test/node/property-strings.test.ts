@@ -233,6 +233,32 @@ describe("property strings per day", () => {
     await expectExactAnswers(projectId, past, false);
   });
 
+  it("give a path of the event strings that held marks alone a place among the day's paths once it has values", async () => {
+    const { paths } = await limits();
+    const projectId = await newProject("property-paths-marked");
+    const key = (n: number) => `k${String(n).padStart(3, "0")}`;
+    // The day's places all taken, and `note` holding only a long text (a mark, no value).
+    await insertEvents(database.db, [
+      ...Array.from({ length: paths }, (_, n) => session(projectId, 0, n, { [key(n)]: "yes" })),
+      session(projectId, 0, paths, { note: "x".repeat(300) }),
+    ]);
+    const notePath = async () => {
+      const result = await database.db.execute<{ names: string[] | null; marked: boolean }>(sql`
+        select names, marked from event_property_day_paths where project_id = ${projectId} and path = '{note}'`);
+      return result.rows;
+    };
+    expect(await notePath()).toEqual([{ names: [], marked: true }]);
+    // Its first value comes after the places are taken: it has none left.
+    await insertEvents(database.db, [session(projectId, 0, paths + 1, { note: "short" })]);
+    expect(await notePath()).toEqual([{ names: null, marked: true }]);
+    const kept = await database.db.execute<{ paths: number; strings: number }>(sql`
+      select (select count(*) from event_property_day_paths where project_id = ${projectId}
+          and cardinality(names) > 0)::int as paths,
+        (select count(distinct dimension) from event_day_bits where project_id = ${projectId}
+          and dimension like 'property:%')::int as strings`);
+    expect(kept.rows[0]).toEqual({ paths, strings: paths });
+  });
+
   it("hold a session under each value its events carry at a path, and leave out the objects and long texts", async () => {
     const projectId = await newProject("property-values-held");
     const first = session(projectId, 0, 0, { plan: "pro", cart: { size: 2 } });
