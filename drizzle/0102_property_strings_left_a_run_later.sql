@@ -26,8 +26,7 @@ BEGIN
       FROM %2$s r GROUP BY 1, 2, 3
     ),
     merged AS (
-      SELECT m.project_id, m.day, m.path, o.path IS NOT NULL AS stored,
-        coalesce(cardinality(o.names), 0) > 0 AS had_strings,
+      SELECT m.project_id, m.day, m.path, coalesce(cardinality(o.names), 0) > 0 AS had_strings,
         m.marked OR %3$s AS marked,
         CASE WHEN o.path IS NOT NULL AND o.names IS NULL THEN NULL
           ELSE (SELECT coalesce(array_agg(DISTINCT v.name ORDER BY v.name), '{}')
@@ -35,7 +34,7 @@ BEGIN
       FROM m LEFT JOIN %1$s o ON o.project_id = m.project_id AND o.path = m.path AND o.day = m.day
     ),
     bounded AS (
-      SELECT g.project_id, g.day, g.path, g.stored, g.had_strings, g.marked,
+      SELECT g.project_id, g.day, g.path, g.had_strings, g.marked,
         CASE WHEN cardinality(g.names) <= property_day_value_limit() THEN g.names END AS names
       FROM merged g
     ),
