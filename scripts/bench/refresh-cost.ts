@@ -2,7 +2,7 @@
  * `npm run bench:refresh`: what the derived data costs to keep (issue 15, deliverable 5).
  *
  *   npm run bench:refresh -- [--source <db>] [--rate <events/s>] [--minutes <n>] [--lead <n>]
- *     [--interval <n>|follow] [--serial] [--keep]
+ *     [--interval <n>|follow] [--serial] [--keep] [--out <file.md>]
  *
  * Copies a loaded benchmark database (default `bench_10000000_90_1`, see `npm run bench`), then
  * replays a sustained ingest on the copy: `--minutes` minutes (default 10) of demo traffic at
@@ -21,14 +21,17 @@
  * and were never inserted, and every moved session ended in the last).
  * It reports the time of each refresh and of each routine within it (track_functions), the
  * write-ahead log each refresh writes, and the storage of `events` against the derived tables.
- * The copy is dropped at the end unless `--keep`.
+ * The copy is dropped at the end unless `--keep`. The report goes to standard output, and with `--out`
+ * also to that file, headed by the run's time, its arguments and the machine's facts (its CPU
+ * probes, as the benchmark's reports give them), so that runs of different days compare.
  */
+import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type pg from "pg";
 import { DemoDataGenerator, EVENT_COLUMNS } from "../seed/generator";
 import { copyChunks, DEFAULT_PROJECT_SHARES } from "../seed/loader";
-import { withClient } from "./database";
+import { readMachineFacts, withClient } from "./database";
 import { percentile } from "./measure";
 import { databaseUrl } from "./options";
 
@@ -47,6 +50,8 @@ interface RefreshCostOptions {
   /** refresh_derived() on one connection, rather than its two families at once as the cron runs them. */
   serial: boolean;
   keep: boolean;
+  /** A file the report is also written to, with a header naming the run and the machine. */
+  out: string | undefined;
   adminUrl: string;
 }
 
@@ -59,6 +64,7 @@ function parseOptions(argv: readonly string[]): RefreshCostOptions {
     interval: 1,
     serial: false,
     keep: false,
+    out: undefined,
     adminUrl: process.env.BENCH_ADMIN_URL?.trim() || "postgres://postgres@127.0.0.1:5432/postgres",
   };
   for (let i = 0; i < argv.length; i++) {
@@ -77,6 +83,7 @@ function parseOptions(argv: readonly string[]): RefreshCostOptions {
       options.interval = interval === "follow" ? "follow" : Number(interval);
     } else if (flag === "--serial") options.serial = true;
     else if (flag === "--keep") options.keep = true;
+    else if (flag === "--out") options.out = value();
     else throw new Error(`unknown argument ${flag}`);
   }
   if (!/^[a-z_][a-z0-9_]{0,50}$/.test(options.source)) throw new Error("--source must be a database name");
@@ -174,6 +181,10 @@ async function main(): Promise<void> {
   const url = databaseUrl(options.adminUrl, copy);
   const log = (message: string) => process.stderr.write(`${new Date().toISOString()} ${message}\n`);
 
+  const began = new Date();
+  // Measured before the replay, as the benchmark's reports do: the same machine runs 2–3× slower
+  // on some days, and a run's time means little without it.
+  const machine = options.out === undefined ? undefined : await readMachineFacts(options.adminUrl);
   log(`copying ${options.source} to ${copy}…`);
   await withClient(options.adminUrl, async (admin) => {
     await admin.query(`DROP DATABASE IF EXISTS "${copy}" WITH (FORCE)`);
@@ -318,6 +329,20 @@ async function main(): Promise<void> {
     }
   }
   process.stdout.write(`${lines.join("\n")}\n`);
+  if (options.out !== undefined && machine !== undefined) {
+    const header = [
+      "# Refresh cost (`npm run bench:refresh`, issue 15)",
+      "",
+      `Run ${began.toISOString()} – ${new Date().toISOString()}: \`npm run bench:refresh -- ${process.argv.slice(2).join(" ")}\`.`,
+      "",
+      `- Machine: ${machine.cpus} vCPUs (${machine.cpuModel}), ${machine.memoryGiB} GiB RAM; CPU probe (\`node -e\` of ` +
+        `3·10^8 additions, best of 3) ${machine.cpuProbeSeconds} s; two side by side ` +
+        `${(machine.cpuPairProbeSeconds ?? []).map((t) => `${t} s`).join(", ")} (about the probe's time with both vCPUs there, up to twice it with one)`,
+      `- Node ${machine.node}, PostgreSQL ${machine.postgres} (${machine.postgresSettings})`,
+      "",
+    ];
+    await writeFile(options.out, `${[...header, ...lines].join("\n")}\n`);
+  }
   log(`done (${path.relative(ROOT, process.cwd()) || "."})`);
 }
 
