@@ -34,6 +34,7 @@ import { copyChunks, DEFAULT_PROJECT_SHARES } from "../seed/loader";
 import { readMachineFacts, withClient } from "./database";
 import { percentile } from "./measure";
 import { databaseUrl } from "./options";
+import { machineLines } from "./report";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const MINUTE = 60_000;
@@ -335,10 +336,7 @@ async function main(): Promise<void> {
       "",
       `Run ${began.toISOString()} – ${new Date().toISOString()}: \`npm run bench:refresh -- ${process.argv.slice(2).join(" ")}\`.`,
       "",
-      `- Machine: ${machine.cpus} vCPUs (${machine.cpuModel}), ${machine.memoryGiB} GiB RAM; CPU probe (\`node -e\` of ` +
-        `3·10^8 additions, best of 3) ${machine.cpuProbeSeconds} s; two side by side ` +
-        `${(machine.cpuPairProbeSeconds ?? []).map((t) => `${t} s`).join(", ")} (about the probe's time with both vCPUs there, up to twice it with one)`,
-      `- Node ${machine.node}, PostgreSQL ${machine.postgres} (${machine.postgresSettings})`,
+      ...machineLines(machine, "a run's two families run at once"),
       "",
     ];
     await writeFile(options.out, `${[...header, ...lines].join("\n")}\n`);

@@ -8,6 +8,7 @@ import {
   WINDOW_DAYS,
   type WindowDays,
 } from "./cases";
+import type { MachineFacts } from "./database";
 import { gib } from "./disk-guard";
 import { filteredRunsPerRound, isChartCase } from "./filtered";
 import { describeCase } from "./filters";
@@ -217,6 +218,25 @@ function everyMeasurement(results: BenchResults): string[] {
   return lines;
 }
 
+/**
+ * The report's lines on the machine: its CPUs, memory and CPU probes (`why` says what in the run
+ * uses both vCPUs at once, which the probe side by side shows), Node, Postgres and wrangler.
+ */
+export function machineLines(m: MachineFacts, why: string, wrangler?: string): string[] {
+  const probe =
+    m.cpuProbeSeconds === undefined
+      ? ""
+      : `; CPU probe (\`node -e\` of 3·10^8 additions in a top-level loop, best of 3) ${m.cpuProbeSeconds} s, 1.24 s on a fast day of this machine`;
+  const pair =
+    m.cpuPairProbeSeconds === undefined
+      ? ""
+      : `; two such processes side by side ${m.cpuPairProbeSeconds.map((s) => `${s} s`).join(", ")} (about the probe's time with both vCPUs there, up to twice it with one: ${why})`;
+  return [
+    `- Machine: ${m.cpus} vCPUs (${m.cpuModel}), ${m.memoryGiB} GiB RAM${probe}${pair}`,
+    `- Node ${m.node}, PostgreSQL ${m.postgres} (${m.postgresSettings})${wrangler ? `, wrangler ${wrangler}` : ""}`,
+  ];
+}
+
 export function renderReport(results: BenchResults): string {
   const o = results.options;
   const lines: string[] = [];
@@ -232,20 +252,9 @@ export function renderReport(results: BenchResults): string {
   lines.push("");
   lines.push("## Machine and data set");
   lines.push("");
-  const m = results.machine;
-  if (m) {
-    const probe =
-      m.cpuProbeSeconds === undefined
-        ? ""
-        : `; CPU probe (\`node -e\` of 3·10^8 additions in a top-level loop, best of 3) ${m.cpuProbeSeconds} s, 1.24 s on a fast day of this machine`;
-    const pair =
-      m.cpuPairProbeSeconds === undefined
-        ? ""
-        : `; two such processes side by side ${m.cpuPairProbeSeconds.map((s) => `${s} s`).join(", ")} (about the probe's time with both vCPUs there, up to twice it with one: filtered answers run two statements at once)`;
-    lines.push(`- Machine: ${m.cpus} vCPUs (${m.cpuModel}), ${m.memoryGiB} GiB RAM${probe}${pair}`);
+  if (results.machine) {
     lines.push(
-      `- Node ${m.node}, PostgreSQL ${m.postgres} (${m.postgresSettings})` +
-        `${results.wrangler ? `, wrangler ${results.wrangler}` : ""}`,
+      ...machineLines(results.machine, "filtered answers run two statements at once", results.wrangler),
     );
   }
   if (results.floor) {
