@@ -7,8 +7,9 @@
  * Copies a loaded benchmark database (default `bench_10000000_90_1`, see `npm run bench`), then
  * replays a sustained ingest on the copy: `--minutes` minutes (default 10) of demo traffic at
  * `--rate` events per second (default 1,000), generated after the data set's end and inserted one
- * minute at a time, each minute followed by a run as the cron trigger makes it: the session and the
- * event family of `refresh_derived()` at once, on two connections (src/queries/derived.ts;
+ * minute at a time, each minute followed by a run as the cron trigger makes it: the session family
+ * of `refresh_derived()` on one connection and at once the event family, then the session strings,
+ * on another (src/queries/derived.ts;
  * `--serial`: `refresh_derived()` on one). `--interval n`: n minutes between runs; `--interval
  * follow`: as the cron trigger schedules them, which skips a family while a run of it is under way,
  * so a run folds the whole minutes its predecessor took, at least one. Sessions run across
@@ -127,7 +128,9 @@ async function walWritten(client: pg.Client, from: string): Promise<number> {
 
 /**
  * One run as the cron trigger makes it (src/queries/derived.ts): the session family on `client` and
- * the event family on `eventClient` at once; with `serial`, refresh_derived() on `client` alone.
+ * at once on `eventClient` the event family, then the session strings (which take in the sessions
+ * committed by then: the run before's while this run's family is still running); with `serial`,
+ * refresh_derived() on `client` alone.
  */
 async function refreshRun(client: pg.Client, eventClient: pg.Client, serial: boolean): Promise<void> {
   if (serial) {
@@ -136,7 +139,9 @@ async function refreshRun(client: pg.Client, eventClient: pg.Client, serial: boo
   }
   await Promise.all([
     client.query("SELECT refresh_session_family(true)"),
-    eventClient.query("SELECT refresh_event_family(true)"),
+    eventClient
+      .query("SELECT refresh_event_family(true)")
+      .then(() => eventClient.query("SELECT refresh_session_strings(true)")),
   ]);
 }
 
@@ -300,7 +305,8 @@ async function main(): Promise<void> {
           (options.serial
             ? " inserted in one statement and followed by `refresh_derived()` on one connection, "
             : " inserted in one statement and followed by a run as the cron trigger makes it: " +
-              "`refresh_session_family()` and `refresh_event_family()` at once on two connections, ") +
+              "`refresh_session_family()` on one connection and at once `refresh_event_family()`, then " +
+              "`refresh_session_strings()` (the sessions committed by then), on the other, ") +
           `after a lead-in of ${options.lead} minutes of the same traffic inserted and refreshed untimed.`,
         "",
         "| | p50 | max |",

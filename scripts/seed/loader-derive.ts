@@ -52,7 +52,8 @@ export async function deriveUntilCovered(client: pg.Client): Promise<void> {
 /**
  * Derives the events of a slice after the first: the session and the event family at once on two
  * connections, as the cron trigger does (neither reads what the other writes), each in its own
- * transaction and with room to sort. The first slice's derive (below) builds the tables whole.
+ * transaction and with room to sort, then the session strings from the sessions just committed. The
+ * first slice's derive (below) builds the tables whole.
  */
 export async function deriveFamiliesAtOnce(connectionString: string): Promise<void> {
   const family = async (routine: string) => {
@@ -68,6 +69,8 @@ export async function deriveFamiliesAtOnce(connectionString: string): Promise<vo
   };
   const runs = await Promise.allSettled([family("refresh_session_family"), family("refresh_event_family")]);
   for (const run of runs) if (run.status === "rejected") throw run.reason;
+  // The strings take in the sessions the family has just committed.
+  await family("refresh_session_strings");
 }
 
 /**

@@ -8,7 +8,7 @@ import { eq, sql } from "drizzle-orm";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { derivedState, sessions } from "../../src/db/schema";
 import worker from "../../src/index";
-import { insertEvents, uniqueId } from "../support/factories";
+import { createOrganization, createProject, insertEvents, uniqueId } from "../support/factories";
 import { testDatabase } from "../support/worker/http";
 
 const database = testDatabase();
@@ -149,6 +149,55 @@ describe("cron trigger", () => {
         await triggerCron(start);
       });
       expect(log).toHaveBeenCalledWith("refresh_derived: events skipped, another run is under way");
+      expect(log).toHaveBeenCalledWith(
+        expect.stringMatching(/^refresh_derived: [1-9]\d* sessions recomputed$/),
+      );
+    } finally {
+      log.mockRestore();
+    }
+    expect((await session.folded())[0]).toMatchObject(session.expected);
+  });
+
+  it("takes the sessions into the strings on the event family's connection, a trigger later at most", async () => {
+    // A project of the projects table: the strings are per project day, in the project's zone.
+    const projectId = await createProject(database.db, await createOrganization(database.db), {});
+    const start = Date.UTC(2026, 5, 5, 9, 0, 0);
+    const session = await unfoldedSession(projectId, start, 15_000);
+    const numbered = async () =>
+      (
+        await database.db.execute<{ day: Date | string; ordinal: number }>(
+          sql`select day, ordinal from session_day_ordinals where project_id = ${projectId} and session_id = 's'`,
+        )
+      ).rows;
+    const log = vi.spyOn(console, "log");
+    try {
+      // The strings take in what the session family had committed when they began: this trigger's
+      // sessions, or, when its session family was still running, the next trigger's.
+      await triggerCron(start);
+      expect((await session.folded())[0]).toMatchObject(session.expected);
+      if ((await numbered()).length === 0) await triggerCron(start + 60_000);
+      expect(log).toHaveBeenCalledWith(
+        expect.stringMatching(/^refresh_derived: \d+ sessions taken into the strings$/),
+      );
+    } finally {
+      log.mockRestore();
+    }
+    const rows = await numbered();
+    expect(rows).toHaveLength(1);
+    expect(new Date(rows[0]?.day ?? 0).getTime()).toBe(Date.UTC(2026, 5, 5));
+  });
+
+  it("skips the strings at once while another run holds their lock, and still folds both families", async () => {
+    const start = Date.UTC(2026, 5, 6, 9, 0, 0);
+    const session = await unfoldedSession(uniqueId("cron-strings-busy"), start, 25_000);
+    const log = vi.spyOn(console, "log");
+    try {
+      await database.db.transaction(async (tx) => {
+        await tx.execute(sql`select pg_advisory_xact_lock(hashtext('refresh_session_strings'))`);
+        await triggerCron(start);
+      });
+      expect(log).toHaveBeenCalledWith("refresh_derived: strings skipped, another run is under way");
+      expect(log).toHaveBeenCalledWith("refresh_derived: events folded");
       expect(log).toHaveBeenCalledWith(
         expect.stringMatching(/^refresh_derived: [1-9]\d* sessions recomputed$/),
       );

@@ -1,10 +1,12 @@
 -- refresh_session_bits(rebuild_all): the bit strings per project day over the day's sessions
 -- (session_day_bits, session_day_slices, and per page page_day_bits, page_day_slices) and over the
--- project's visitors (visitor_ordinals, visitor_day_bits, visitor_day_mixed) of the sessions
--- refresh_session_rollups (src/db/routines/refresh_session_rollups.sql) has just derived. It calls
--- this after the day rollups and before it records each project's timezone in rollup_timezones,
--- with the temporary tables `touched_after` (the sessions of this run as it wrote them) and
--- `touched_before` (their rows as they were before this run; none for new sessions).
+-- project's visitors (visitor_ordinals, visitor_day_bits, visitor_day_mixed) of the sessions that
+-- refresh_session_rollups (src/db/routines/refresh_session_rollups.sql) has derived and committed.
+-- refresh_session_strings (src/db/routines/refresh_session_strings.sql) calls it in a transaction
+-- of its own, with the zones of bit_zones (src/db/routines/session_bit_zones.sql) and the
+-- temporary table `string_sessions` (the rows, as stored, of the sessions with events since its
+-- last run). What a session was before, the strings keep themselves: its day, number and visitor
+-- in session_day_ordinals.
 --
 -- A day is the project's own (its timezone, UTC when it has none). Its sessions are numbered 0…
 -- (session_day_ordinals), and every string of the day has a bit per number: one per value of each
@@ -77,7 +79,7 @@ DECLARE
 BEGIN
   PERFORM free_temporary_tables(VARIADIC scratch_tables);
   -- Each project's zone, and whether all of its days are rebuilt (src/db/routines/derived_zones.sql).
-  CREATE TEMPORARY TABLE bit_zones ON COMMIT DROP AS SELECT * FROM derived_zones(rebuild_all);
+  CREATE TEMPORARY TABLE bit_zones ON COMMIT DROP AS SELECT * FROM session_bit_zones(rebuild_all);
   ANALYZE bit_zones;
 
   IF rebuild_all THEN
@@ -96,7 +98,7 @@ BEGIN
   WITH new_visitors AS MATERIALIZED (
     SELECT s.project_id, s.profile_id, min(s.started_at) AS first_seen
     FROM (SELECT project_id, profile_id, started_at FROM sessions WHERE rebuild_all
-      UNION ALL SELECT project_id, profile_id, started_at FROM touched_after WHERE NOT rebuild_all) AS s
+      UNION ALL SELECT project_id, profile_id, started_at FROM string_sessions WHERE NOT rebuild_all) AS s
     WHERE NOT EXISTS (SELECT 1 FROM visitor_ordinals v WHERE v.project_id = s.project_id AND v.profile_id = s.profile_id)
     GROUP BY 1, 2
   ),
@@ -117,21 +119,23 @@ BEGIN
     ' ORDER BY s.started_at, s.id COLLATE "C") - 1)::integer AS ordinal, ' || session_columns
     || ' FROM bit_zones z JOIN sessions s ON s.project_id = z.project_id WHERE z.rebuilt AND '
     || rebuilt_projects_only('bit_zones', 's');
-  INSERT INTO session_day_ordinals (project_id, session_id, day, ordinal)
-  SELECT project_id, session_id, day, ordinal FROM bit_sessions;
+  INSERT INTO session_day_ordinals (project_id, session_id, day, ordinal, visitor)
+  SELECT project_id, session_id, day, ordinal, visitor FROM bit_sessions;
   -- Their days: as many bits as sessions, none stored before.
   CREATE TEMPORARY TABLE bit_days ON COMMIT DROP AS
   SELECT project_id, day, count(*)::integer AS size FROM bit_sessions GROUP BY 1, 2;
 
-  -- The other projects' touched sessions: their day and number before this run (none for a new
-  -- one), their day now, and their visitor then and now.
+  -- The other projects' touched sessions: their day and number as the strings hold them (none for
+  -- a new one), their day now, and their visitor then (its profile) and now (its number too).
   CREATE TEMPORARY TABLE bit_moves ON COMMIT DROP AS
   SELECT a.project_id, a.id AS session_id, a.started_at, date_trunc('day', a.started_at, z.timezone) AS day,
-    a.profile_id, o.day AS old_day, o.ordinal AS old_ordinal, b.profile_id AS old_profile_id, NULL::integer AS ordinal
-  FROM touched_after a
+    a.profile_id, o.day AS old_day, o.ordinal AS old_ordinal,
+    (SELECT v.profile_id FROM visitor_ordinals v WHERE v.project_id = a.project_id AND v.ordinal = o.visitor) AS old_profile_id,
+    (SELECT v.ordinal FROM visitor_ordinals v WHERE v.project_id = a.project_id AND v.profile_id = a.profile_id) AS visitor,
+    o.visitor AS old_visitor, NULL::integer AS ordinal
+  FROM string_sessions a
   JOIN bit_zones z ON z.project_id = a.project_id AND NOT z.rebuilt
-  LEFT JOIN session_day_ordinals o ON o.project_id = a.project_id AND o.session_id = a.id
-  LEFT JOIN touched_before b ON b.project_id = a.project_id AND b.id = a.id;
+  LEFT JOIN session_day_ordinals o ON o.project_id = a.project_id AND o.session_id = a.id;
   -- Their days before and now, with one bit past the last number each has given.
   INSERT INTO bit_days (project_id, day, size)
   SELECT d.project_id, d.day,
@@ -147,9 +151,10 @@ BEGIN
   UPDATE bit_days d SET size = n.last + 1
   FROM (SELECT project_id, day, max(ordinal) AS last FROM bit_moves GROUP BY 1, 2) AS n
   WHERE n.project_id = d.project_id AND n.day = d.day AND n.last + 1 > d.size;
-  INSERT INTO session_day_ordinals (project_id, session_id, day, ordinal)
-  SELECT project_id, session_id, day, ordinal FROM bit_moves WHERE old_day IS DISTINCT FROM day
-  ON CONFLICT (project_id, session_id) DO UPDATE SET day = excluded.day, ordinal = excluded.ordinal;
+  INSERT INTO session_day_ordinals (project_id, session_id, day, ordinal, visitor)
+  SELECT project_id, session_id, day, ordinal, visitor FROM bit_moves
+  WHERE old_day IS DISTINCT FROM day OR old_visitor IS DISTINCT FROM visitor
+  ON CONFLICT (project_id, session_id) DO UPDATE SET day = excluded.day, ordinal = excluded.ordinal, visitor = excluded.visitor;
 
   -- The blocks written: every block of a day built whole; of the other days, the blocks of the
   -- touched sessions' numbers, now and before, with the bits set anew in the strings stored (the

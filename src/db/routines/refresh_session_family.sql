@@ -1,8 +1,9 @@
 -- refresh_session_family(wait): the session family of refresh_derived (src/db/routines/refresh_derived.sql)
 -- in one transaction, and the number of sessions it recomputed:
 -- - refresh_session_rollups (src/db/routines/refresh_session_rollups.sql): sessions, session
---   pages, and the hourly and daily session, page and visitor rollups, the pairs, the strings and
---   the sketches per value;
+--   pages, and the hourly and daily session, page and visitor rollups, the pairs and the sketches
+--   per value (the strings over them follow in a transaction of their own,
+--   src/db/routines/refresh_session_strings.sql);
 -- - refresh_profile_summaries (src/db/routines/refresh_profile_summaries.sql): one row per profile,
 --   its session counts from the sessions just written.
 -- It reads and writes none of the event family's tables (src/db/routines/refresh_event_family.sql),

@@ -9,9 +9,10 @@
 -- (refresh_page_dimension_rollups, src/db/routines/refresh_page_dimension_rollups.sql) and the
 -- entry and exit pages per hour and day (refresh_entry_exit_rollups,
 -- src/db/routines/refresh_entry_exit_rollups.sql), each session's property values
--- (refresh_session_properties, src/db/routines/refresh_session_properties.sql) and the bit strings per day over its sessions
--- (refresh_session_bits, src/db/routines/refresh_session_bits.sql), so both
--- query paths always see the same data. It returns the number of sessions it wrote.
+-- (refresh_session_properties, src/db/routines/refresh_session_properties.sql), so both query
+-- paths always see the same data. It returns the number of sessions it wrote. The bit strings per
+-- day over its sessions are folded from what it commits, in a transaction of their own
+-- (refresh_session_strings, src/db/routines/refresh_session_strings.sql).
 -- refresh_session_family (src/db/routines/refresh_session_family.sql) calls it, and the
 -- one-run-at-a-time lock taken here bears the name of the entry point refresh_derived()
 -- (src/db/routines/refresh_derived.sql).
@@ -189,15 +190,15 @@ BEGIN
   PERFORM refresh_pair_rollups(rebuild_all);
   PERFORM refresh_page_dimension_rollups(rebuild_all);
   PERFORM refresh_entry_exit_rollups(rebuild_all, next_xid);
-  PERFORM refresh_session_bits(rebuild_all);
   -- After a full build, fresh statistics ahead of autovacuum (which had not reached the 1.5 GB of
   -- pair rows 20 minutes after a 10M-event build): the next runs' upserts and the queries are
   -- planned from what the tables hold.
   IF rebuild_all THEN
     ANALYZE session_rollups, session_day_rollups, page_rollups, page_day_rollups, visitor_sketches,
       visitor_day_sketches, visitor_dimension_sketches, session_pair_rollups, page_dimension_rollups,
-      entry_exit_rollups, entry_exit_day_rollups, session_day_bits, session_day_slices, page_day_bits,
-      page_day_slices, visitor_ordinals, visitor_day_bits, visitor_day_mixed, session_day_ordinals;
+      entry_exit_rollups, entry_exit_day_rollups;
+    -- Every session was written again: the strings are built whole from them too.
+    UPDATE derived_state SET processed_xid = 0 WHERE name = 'session_bits';
   END IF;
   INSERT INTO rollup_timezones (project_id, timezone)
   SELECT id, coalesce(timezone, 'UTC') FROM projects

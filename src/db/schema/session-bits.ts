@@ -36,6 +36,10 @@ export const sessionDayOrdinals = pgTable(
     sessionId: text("session_id").notNull(),
     day: unitStart("day"),
     ordinal: integer("ordinal").notNull(),
+    // The session's visitor as its strings hold it (visitor_ordinals; NULL without a profile):
+    // the strings are written in a transaction of their own after the session's row, so when a
+    // late earlier event gives the session another visitor, this is the one to count again.
+    visitor: integer("visitor"),
   },
   (t) => [
     primaryKey({ columns: [t.projectId, t.sessionId] }),
@@ -43,6 +47,16 @@ export const sessionDayOrdinals = pgTable(
     unique("session_day_ordinals_ordinal_key").on(t.projectId, t.day, t.ordinal),
   ],
 );
+
+/**
+ * The timezone each project's strings were built in. The strings are folded in a transaction of
+ * their own (refresh_session_strings), after the session rollups have recorded a new zone in
+ * rollup_timezones, so they keep their own record: a project whose zone differs is built again.
+ */
+export const sessionBitTimezones = pgTable("session_bit_timezones", {
+  projectId: text("project_id").primaryKey(),
+  timezone: text("timezone").notNull(),
+});
 
 /**
  * Per (project day, block, breakdown dimension, value): the block's sessions with that value (`name`

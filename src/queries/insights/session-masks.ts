@@ -1,6 +1,12 @@
 import { type AnyColumn, type SQL, sql } from "drizzle-orm";
 import { connectionsOpen, type Database } from "../../db/client";
-import { propertyDayPaths, sessionDayBits, sessionProperties, visitorDayBits } from "../../db/schema";
+import {
+  propertyDayPaths,
+  sessionBitTimezones,
+  sessionDayBits,
+  sessionProperties,
+  visitorDayBits,
+} from "../../db/schema";
 import {
   combinedDayStrings,
   type DayStrings,
@@ -9,7 +15,7 @@ import {
 } from "../day-strings";
 import { propertyStringsAnswer } from "../property-leaves";
 import type { BitStringFilter, DayPart, SessionScope, TimeWindow } from "./model";
-import { daysBuilt, projectDaysBuilt, wholeProjectDays } from "./window-rows";
+import { daysBuilt, wholeProjectDays } from "./window-rows";
 
 /**
  * The strings of two or three filters combined, per day (src/db/routines/refresh_session_bits.sql):
@@ -35,14 +41,22 @@ export async function bitStringsCover(
   if (whole.start !== scope.window.start || whole.end !== scope.window.end) return false;
   const missing = propertyStringsMissing(scope);
   const built = async () => {
-    if (!missing) return projectDaysBuilt(db, scope);
     const result = await db.execute<{ built: boolean }>(
-      sql`select ${daysBuilt(scope)} and not ${missing} as built`,
+      sql`select ${daysBuilt(scope)} and ${stringsBuilt(scope)}${missing ? sql` and not ${missing}` : sql``} as built`,
     );
     return result.rows[0]?.built === true;
   };
   const [covered] = await Promise.all([built(), connectionsOpen(db, atOnce)]);
   return covered;
+}
+
+/**
+ * Whether the project's strings were built in its current timezone (session_bit_timezones). They
+ * are folded apart from the day rollups (src/db/routines/refresh_session_strings.sql), so a new
+ * zone reaches them a run later; until then the strings of the old zone's days answer nothing.
+ */
+function stringsBuilt(scope: SessionScope): SQL {
+  return sql`exists (select 1 from ${sessionBitTimezones} where ${sessionBitTimezones.projectId} = ${scope.projectId} and ${sessionBitTimezones.timezone} = ${scope.projectTimezone})`;
 }
 
 /**
