@@ -2,7 +2,7 @@
  * `npm run bench:refresh`: what the derived data costs to keep (issue 15, deliverable 5).
  *
  *   npm run bench:refresh -- [--source <db>] [--rate <events/s>] [--minutes <n>] [--lead <n>]
- *     [--interval <n>|follow] [--serial] [--keep] [--out <file.md>]
+ *     [--interval <n>|follow] [--serial | --strings-with-sessions] [--keep] [--out <file.md>]
  *
  * Copies a loaded benchmark database (default `bench_10000000_90_1`, see `npm run bench`), then
  * replays a sustained ingest on the copy: `--minutes` minutes (default 10) of demo traffic at
@@ -10,7 +10,8 @@
  * minute at a time, each minute followed by a run as the cron trigger makes it: the session family
  * of `refresh_derived()` on one connection and at once the event family, then the session strings,
  * on another (src/queries/derived.ts;
- * `--serial`: `refresh_derived()` on one). `--interval n`: n minutes between runs; `--interval
+ * `--serial`: `refresh_derived()` on one; `--strings-with-sessions`: the strings after the session
+ * family on its connection, as before migration 0105, to compare). `--interval n`: n minutes between runs; `--interval
  * follow`: as the cron trigger schedules them, which skips a family while a run of it is under way,
  * so a run folds the whole minutes its predecessor took, at least one. Sessions run across
  * minutes as they do in live traffic, so every refresh also revisits sessions an earlier one saw.
@@ -51,6 +52,7 @@ interface RefreshCostOptions {
   interval: number | "follow";
   /** refresh_derived() on one connection, rather than its two families at once as the cron runs them. */
   serial: boolean;
+  stringsWithSessions: boolean;
   keep: boolean;
   /** A file the report is also written to, with a header naming the run and the machine. */
   out: string | undefined;
@@ -65,6 +67,7 @@ function parseOptions(argv: readonly string[]): RefreshCostOptions {
     lead: 30,
     interval: 1,
     serial: false,
+    stringsWithSessions: false,
     keep: false,
     out: undefined,
     adminUrl: process.env.BENCH_ADMIN_URL?.trim() || "postgres://postgres@127.0.0.1:5432/postgres",
@@ -84,6 +87,7 @@ function parseOptions(argv: readonly string[]): RefreshCostOptions {
       const interval = value();
       options.interval = interval === "follow" ? "follow" : Number(interval);
     } else if (flag === "--serial") options.serial = true;
+    else if (flag === "--strings-with-sessions") options.stringsWithSessions = true;
     else if (flag === "--keep") options.keep = true;
     else if (flag === "--out") options.out = value();
     else throw new Error(`unknown argument ${flag}`);
@@ -132,9 +136,22 @@ async function walWritten(client: pg.Client, from: string): Promise<number> {
  * committed by then: the run before's while this run's family is still running); with `serial`,
  * refresh_derived() on `client` alone.
  */
-async function refreshRun(client: pg.Client, eventClient: pg.Client, serial: boolean): Promise<void> {
-  if (serial) {
+async function refreshRun(
+  client: pg.Client,
+  eventClient: pg.Client,
+  options: RefreshCostOptions,
+): Promise<void> {
+  if (options.serial) {
     await client.query("SELECT refresh_derived()");
+    return;
+  }
+  if (options.stringsWithSessions) {
+    await Promise.all([
+      client
+        .query("SELECT refresh_session_family(true)")
+        .then(() => client.query("SELECT refresh_session_strings(true)")),
+      eventClient.query("SELECT refresh_event_family(true)"),
+    ]);
     return;
   }
   await Promise.all([
@@ -266,7 +283,7 @@ async function main(): Promise<void> {
           const insertMs = performance.now() - insertStart;
           const walBefore = await walPosition(client);
           const refreshStart = performance.now();
-          await refreshRun(client, eventClient, options.serial);
+          await refreshRun(client, eventClient, options);
           const refreshMs = performance.now() - refreshStart;
           const walBytes = await walWritten(client, walBefore);
           const after = await functionTimes(client);
@@ -304,9 +321,13 @@ async function main(): Promise<void> {
             : `${options.interval === 1 ? "each minute" : `every ${options.interval} minutes`}`) +
           (options.serial
             ? " inserted in one statement and followed by `refresh_derived()` on one connection, "
-            : " inserted in one statement and followed by a run as the cron trigger makes it: " +
-              "`refresh_session_family()` on one connection and at once `refresh_event_family()`, then " +
-              "`refresh_session_strings()` (the sessions committed by then), on the other, ") +
+            : options.stringsWithSessions
+              ? " inserted in one statement and followed by `refresh_session_family()`, then " +
+                "`refresh_session_strings()`, on one connection and at once `refresh_event_family()` on the " +
+                "other (the strings beside the session family, as before migration 0105), "
+              : " inserted in one statement and followed by a run as the cron trigger makes it: " +
+                "`refresh_session_family()` on one connection and at once `refresh_event_family()`, then " +
+                "`refresh_session_strings()` (the sessions committed by then), on the other, ") +
           `after a lead-in of ${options.lead} minutes of the same traffic inserted and refreshed untimed.`,
         "",
         "| | p50 | max |",

@@ -1,7 +1,11 @@
 import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { projects } from "../../src/db/schema";
+import type { SessionScope } from "../../src/queries/insights/model";
+import { bitStringsCover } from "../../src/queries/insights/session-masks";
+import { is } from "../support/dimension-filter-cases";
 import { createOrganization, createProject, type EventInput, insertEvents } from "../support/factories";
+import { parse } from "../support/filter-input";
 import { testDatabase } from "../support/node/database";
 import {
   dayNumberProblems,
@@ -141,16 +145,28 @@ describe("session strings folded apart from the session family", () => {
       generateTraffic({ projectId: id, seed: 73, sessions: 120, from: FROM, to: TO }) as EventInput[],
     );
     expect(await stringsZone(id)).toBe("UTC");
-    await database.db.update(projects).set({ timezone: "Asia/Kolkata" }).where(eq(projects.id, id));
+    await database.db.update(projects).set({ timezone: "Asia/Tokyo" }).where(eq(projects.id, id));
     // The family rebuilds its days in the new zone and records it; the strings are still the old zone's.
     await database.db.execute(sql`select refresh_session_family(true)`);
     const rollupZone = await database.db.execute<{ timezone: string }>(
       sql`select timezone from rollup_timezones where project_id = ${id}`,
     );
-    expect(rollupZone.rows).toEqual([{ timezone: "Asia/Kolkata" }]);
+    expect(rollupZone.rows).toEqual([{ timezone: "Asia/Tokyo" }]);
     expect(await stringsZone(id)).toBe("UTC");
+    // Two whole Tokyo days: the strings of the UTC days answer nothing until they are rebuilt.
+    const tokyoMidnight = FROM + 15 * HOUR;
+    const scope: SessionScope = {
+      projectId: id,
+      window: { start: tokyoMidnight, end: tokyoMidnight + 48 * HOUR },
+      filters: parse([is("device", "is", ["mobile"]), is("country", "isNot", ["SE"])]),
+      rollups: true,
+      projectTimezone: "Asia/Tokyo",
+      regexMatchesEmpty: false,
+    };
+    expect(await bitStringsCover(database.db, scope, [])).toBe(false);
     await database.db.execute(sql`select refresh_session_strings(true)`);
-    expect(await stringsZone(id)).toBe("Asia/Kolkata");
-    await expectStringsExact(id, "Asia/Kolkata");
+    expect(await stringsZone(id)).toBe("Asia/Tokyo");
+    expect(await bitStringsCover(database.db, scope, [])).toBe(true);
+    await expectStringsExact(id, "Asia/Tokyo");
   });
 });
