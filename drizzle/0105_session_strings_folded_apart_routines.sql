@@ -334,6 +334,12 @@ BEGIN
     ON r.project_id = v.project_id AND r.day = v.day AND r.visitor = v.visitor
   GROUP BY v.project_id, v.day, v.dimension, v.name, v.visitor, r.sessions
   HAVING count(*) < cardinality(r.sessions);
+  -- The zone each project's strings are now in: the one this run used, read at its start (a zone
+  -- changed since is a change the next run sees, and rebuilds).
+  INSERT INTO session_bit_timezones (project_id, timezone)
+  SELECT project_id, timezone FROM bit_zones
+  ON CONFLICT (project_id) DO UPDATE SET timezone = excluded.timezone
+  WHERE session_bit_timezones.timezone IS DISTINCT FROM excluded.timezone;
   PERFORM free_temporary_tables(VARIADIC scratch_tables);
 END;
 $fn$;
@@ -448,6 +454,12 @@ BEGIN
   SELECT processed_xid INTO rollups_xid FROM derived_state WHERE name = 'rollups';
 
   rebuild_all := from_xid = 0 OR rollups_xid = 0;
+  -- A whole build empties the sessions' pages, names and property values (TRUNCATE), which a strings
+  -- run on another connection reads in another order: both would wait for the other. It waits here
+  -- for a strings run under way, and none begins until it commits.
+  IF rebuild_all THEN
+    PERFORM pg_advisory_xact_lock(hashtext('refresh_session_strings'));
+  END IF;
 
   DROP TABLE IF EXISTS pg_temp.touched_sessions, pg_temp.touched_before, pg_temp.touched_after, pg_temp.touched_pages_before,
     pg_temp.touched_names_before;
@@ -598,7 +610,17 @@ $fn$;
 -- values) and write nothing it reads, so the cron trigger runs them on the event family's
 -- connection once that family is done, while the next session family runs on the other
 -- (src/queries/derived.ts): the session family's work is then shared by both cores of the server.
--- The strings so lag the session rollups by up to a run; an answer reads either, never both.
+-- The strings so lag the session rollups by up to a run. An answer from the strings reads the day
+-- rollups only for the bounds of its ranking, and the sessions' property values only to ask
+-- whether the strings can answer; for that run they may be a run ahead.
+--
+-- Beside a session family, their statements must all see one state of its tables: a run reads the
+-- sessions several times (visitors numbered, then the sessions of a day, then a visitor's), and a
+-- family committing in between would leave a new visitor without a number. So a run beside a
+-- family is a REPEATABLE READ transaction (the cron's, src/queries/derived.ts); in any other
+-- isolation it takes the family's lock first and runs alone, as in refresh_derived(), which holds
+-- it already. A family that rebuilds whole waits for a strings run under way
+-- (src/db/routines/refresh_session_rollups.sql).
 --
 -- Their own watermark ('session_bits' in derived_state) is a transaction id like the others: the
 -- sessions with an event at or above it are taken in, read as stored, and the watermark moves to
@@ -622,6 +644,14 @@ DECLARE
   rebuild_all boolean;
   taken integer := 0;
 BEGIN
+  -- The family's lock first, as refresh_derived() takes them, so that the two never wait for each other.
+  IF current_setting('transaction_isolation') NOT IN ('repeatable read', 'serializable') THEN
+    IF wait THEN
+      PERFORM pg_advisory_xact_lock(hashtext('refresh_derived'));
+    ELSIF NOT pg_try_advisory_xact_lock(hashtext('refresh_derived')) THEN
+      RETURN NULL;
+    END IF;
+  END IF;
   IF wait THEN
     PERFORM pg_advisory_xact_lock(hashtext('refresh_session_strings'));
   ELSIF NOT pg_try_advisory_xact_lock(hashtext('refresh_session_strings')) THEN
@@ -651,10 +681,6 @@ BEGIN
     ANALYZE session_day_bits, session_day_slices, page_day_bits, page_day_slices, visitor_ordinals, visitor_day_bits,
       visitor_day_mixed, session_day_ordinals;
   END IF;
-  INSERT INTO session_bit_timezones (project_id, timezone)
-  SELECT id, coalesce(timezone, 'UTC') FROM projects
-  ON CONFLICT (project_id) DO UPDATE SET timezone = excluded.timezone
-  WHERE session_bit_timezones.timezone IS DISTINCT FROM excluded.timezone;
   PERFORM free_temporary_tables('string_sessions');
 
   -- Moved only from where this run began: a session family that rebuilt whole meanwhile set it to

@@ -158,7 +158,10 @@ async function refreshRun(
     client.query("SELECT refresh_session_family(true)"),
     eventClient
       .query("SELECT refresh_event_family(true)")
-      .then(() => eventClient.query("SELECT refresh_session_strings(true)")),
+      // In one snapshot, beside the family, as the cron runs them (src/queries/derived.ts).
+      .then(() => eventClient.query("BEGIN ISOLATION LEVEL REPEATABLE READ"))
+      .then(() => eventClient.query("SELECT refresh_session_strings(true)"))
+      .then(() => eventClient.query("COMMIT")),
   ]);
 }
 

@@ -6,13 +6,20 @@ import type { Database } from "../db/client";
  * minutes, and a session setting left on a pooled server connection by an API client must not
  * cancel it. The routine's one value is returned, or undefined when it is NULL (it ran nothing).
  */
-async function runRefresh(db: Database, call: SQL): Promise<number | boolean | undefined> {
-  return db.transaction(async (tx) => {
-    await tx.execute(sql`set local statement_timeout = 0`);
-    const result = await tx.execute<{ outcome: number | boolean | null }>(sql`select ${call} as outcome`);
-    const outcome = result.rows[0]?.outcome;
-    return outcome === null || outcome === undefined ? undefined : outcome;
-  });
+async function runRefresh(
+  db: Database,
+  call: SQL,
+  isolationLevel: "read committed" | "repeatable read" = "read committed",
+): Promise<number | boolean | undefined> {
+  return db.transaction(
+    async (tx) => {
+      await tx.execute(sql`set local statement_timeout = 0`);
+      const result = await tx.execute<{ outcome: number | boolean | null }>(sql`select ${call} as outcome`);
+      const outcome = result.rows[0]?.outcome;
+      return outcome === null || outcome === undefined ? undefined : outcome;
+    },
+    { isolationLevel },
+  );
 }
 
 /**
@@ -49,7 +56,9 @@ export async function refreshFamiliesUnlessRunning(db: Database): Promise<Famili
   // after the trigger.
   const eventsThenStrings = async () => {
     const events = await runRefresh(db, sql`refresh_event_family(false)`);
-    const strings = await runRefresh(db, sql`refresh_session_strings(false)`);
+    // One snapshot for the whole run, beside a session family that may commit during it
+    // (src/db/routines/refresh_session_strings.sql).
+    const strings = await runRefresh(db, sql`refresh_session_strings(false)`, "repeatable read");
     return { events, strings };
   };
   const [sessionsRun, secondRun] = await Promise.allSettled([

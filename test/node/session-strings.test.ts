@@ -169,4 +169,32 @@ describe("session strings folded apart from the session family", () => {
     expect(await bitStringsCover(database.db, scope, [])).toBe(true);
     await expectStringsExact(id, "Asia/Tokyo");
   });
+
+  it("run beside a session family only in one snapshot (REPEATABLE READ); otherwise they wait for it", async () => {
+    const outcome = await database.db.transaction(async (family) => {
+      // A session family under way holds this lock to its commit.
+      await family.execute(sql`select pg_advisory_xact_lock(hashtext('refresh_derived'))`);
+      const committedReads = await database.db.execute<{ taken: number | null }>(
+        sql`select refresh_session_strings(false) as taken`,
+      );
+      const oneSnapshot = database.db.transaction(
+        async (strings) =>
+          (
+            await strings.execute<{ taken: number | null }>(
+              sql`select refresh_session_strings(true) as taken`,
+            )
+          ).rows[0]?.taken,
+        { isolationLevel: "repeatable read" },
+      );
+      const pause = new Promise((resolve) => setTimeout(() => resolve("still waiting"), 10_000));
+      return {
+        committedReads: committedReads.rows[0]?.taken,
+        oneSnapshot: await Promise.race([oneSnapshot, pause]),
+      };
+    });
+    // In READ COMMITTED a run would see the family's commits half: it returns at once, folding nothing.
+    expect(outcome.committedReads).toBeNull();
+    // In one snapshot it ran beside the family: a count of sessions, not a wait.
+    expect(typeof outcome.oneSnapshot).toBe("number");
+  });
 });

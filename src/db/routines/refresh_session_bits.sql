@@ -308,6 +308,12 @@ BEGIN
     ON r.project_id = v.project_id AND r.day = v.day AND r.visitor = v.visitor
   GROUP BY v.project_id, v.day, v.dimension, v.name, v.visitor, r.sessions
   HAVING count(*) < cardinality(r.sessions);
+  -- The zone each project's strings are now in: the one this run used, read at its start (a zone
+  -- changed since is a change the next run sees, and rebuilds).
+  INSERT INTO session_bit_timezones (project_id, timezone)
+  SELECT project_id, timezone FROM bit_zones
+  ON CONFLICT (project_id) DO UPDATE SET timezone = excluded.timezone
+  WHERE session_bit_timezones.timezone IS DISTINCT FROM excluded.timezone;
   PERFORM free_temporary_tables(VARIADIC scratch_tables);
 END;
 $fn$;

@@ -70,6 +70,12 @@ BEGIN
   SELECT processed_xid INTO rollups_xid FROM derived_state WHERE name = 'rollups';
 
   rebuild_all := from_xid = 0 OR rollups_xid = 0;
+  -- A whole build empties the sessions' pages, names and property values (TRUNCATE), which a strings
+  -- run on another connection reads in another order: both would wait for the other. It waits here
+  -- for a strings run under way, and none begins until it commits.
+  IF rebuild_all THEN
+    PERFORM pg_advisory_xact_lock(hashtext('refresh_session_strings'));
+  END IF;
 
   DROP TABLE IF EXISTS pg_temp.touched_sessions, pg_temp.touched_before, pg_temp.touched_after, pg_temp.touched_pages_before,
     pg_temp.touched_names_before;

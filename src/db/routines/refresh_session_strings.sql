@@ -7,7 +7,17 @@
 -- values) and write nothing it reads, so the cron trigger runs them on the event family's
 -- connection once that family is done, while the next session family runs on the other
 -- (src/queries/derived.ts): the session family's work is then shared by both cores of the server.
--- The strings so lag the session rollups by up to a run; an answer reads either, never both.
+-- The strings so lag the session rollups by up to a run. An answer from the strings reads the day
+-- rollups only for the bounds of its ranking, and the sessions' property values only to ask
+-- whether the strings can answer; for that run they may be a run ahead.
+--
+-- Beside a session family, their statements must all see one state of its tables: a run reads the
+-- sessions several times (visitors numbered, then the sessions of a day, then a visitor's), and a
+-- family committing in between would leave a new visitor without a number. So a run beside a
+-- family is a REPEATABLE READ transaction (the cron's, src/queries/derived.ts); in any other
+-- isolation it takes the family's lock first and runs alone, as in refresh_derived(), which holds
+-- it already. A family that rebuilds whole waits for a strings run under way
+-- (src/db/routines/refresh_session_rollups.sql).
 --
 -- Their own watermark ('session_bits' in derived_state) is a transaction id like the others: the
 -- sessions with an event at or above it are taken in, read as stored, and the watermark moves to
@@ -31,6 +41,14 @@ DECLARE
   rebuild_all boolean;
   taken integer := 0;
 BEGIN
+  -- The family's lock first, as refresh_derived() takes them, so that the two never wait for each other.
+  IF current_setting('transaction_isolation') NOT IN ('repeatable read', 'serializable') THEN
+    IF wait THEN
+      PERFORM pg_advisory_xact_lock(hashtext('refresh_derived'));
+    ELSIF NOT pg_try_advisory_xact_lock(hashtext('refresh_derived')) THEN
+      RETURN NULL;
+    END IF;
+  END IF;
   IF wait THEN
     PERFORM pg_advisory_xact_lock(hashtext('refresh_session_strings'));
   ELSIF NOT pg_try_advisory_xact_lock(hashtext('refresh_session_strings')) THEN
@@ -60,10 +78,6 @@ BEGIN
     ANALYZE session_day_bits, session_day_slices, page_day_bits, page_day_slices, visitor_ordinals, visitor_day_bits,
       visitor_day_mixed, session_day_ordinals;
   END IF;
-  INSERT INTO session_bit_timezones (project_id, timezone)
-  SELECT id, coalesce(timezone, 'UTC') FROM projects
-  ON CONFLICT (project_id) DO UPDATE SET timezone = excluded.timezone
-  WHERE session_bit_timezones.timezone IS DISTINCT FROM excluded.timezone;
   PERFORM free_temporary_tables('string_sessions');
 
   -- Moved only from where this run began: a session family that rebuilt whole meanwhile set it to
