@@ -15,7 +15,7 @@ import {
 } from "../day-strings";
 import { propertyStringsAnswer } from "../property-leaves";
 import type { BitStringFilter, DayPart, SessionScope, TimeWindow } from "./model";
-import { daysBuilt, wholeProjectDays } from "./window-rows";
+import { daysBuilt, recordedInProjectZone, wholeProjectDays } from "./window-rows";
 
 /**
  * The strings of two or three filters combined, per day (src/db/routines/refresh_session_bits.sql):
@@ -42,21 +42,12 @@ export async function bitStringsCover(
   const missing = propertyStringsMissing(scope);
   const built = async () => {
     const result = await db.execute<{ built: boolean }>(
-      sql`select ${daysBuilt(scope)} and ${stringsBuilt(scope)}${missing ? sql` and not ${missing}` : sql``} as built`,
+      sql`select ${daysBuilt(scope)} and ${recordedInProjectZone(sessionBitTimezones, scope)}${missing ? sql` and not ${missing}` : sql``} as built`,
     );
     return result.rows[0]?.built === true;
   };
   const [covered] = await Promise.all([built(), connectionsOpen(db, atOnce)]);
   return covered;
-}
-
-/**
- * Whether the project's strings were built in its current timezone (session_bit_timezones). They
- * are folded apart from the day rollups (src/db/routines/refresh_session_strings.sql), so a new
- * zone reaches them a run later; until then the strings of the old zone's days answer nothing.
- */
-function stringsBuilt(scope: SessionScope): SQL {
-  return sql`exists (select 1 from ${sessionBitTimezones} where ${sessionBitTimezones.projectId} = ${scope.projectId} and ${sessionBitTimezones.timezone} = ${scope.projectTimezone})`;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
-import { rollupTimezones } from "../../db/schema";
+import { rollupTimezones, type sessionBitTimezones } from "../../db/schema";
 import { addLocalDays, HOUR_MS, startOfLocalDay } from "../../lib/timezone";
 import type { SessionScope, TimeWindow } from "./model";
 
@@ -9,9 +9,17 @@ import type { SessionScope, TimeWindow } from "./model";
  * rest. Day rows count only while they were built in the project's current timezone.
  */
 
+/** A record of the zone each project's rows per day were built in: rollup_timezones and the like. */
+type ZoneRecord = typeof rollupTimezones | typeof sessionBitTimezones;
+
+/** Whether `record` says the project's rows per day were built in its current timezone. */
+export function recordedInProjectZone(record: ZoneRecord, scope: SessionScope): SQL {
+  return sql`exists (select 1 from ${record} where ${record.projectId} = ${scope.projectId} and ${record.timezone} = ${scope.projectTimezone})`;
+}
+
 /** Whether the project's day rows were built in its current timezone (rollup_timezones). */
 export function daysBuilt(scope: SessionScope): SQL {
-  return sql`exists (select 1 from ${rollupTimezones} where ${rollupTimezones.projectId} = ${scope.projectId} and ${rollupTimezones.timezone} = ${scope.projectTimezone})`;
+  return recordedInProjectZone(rollupTimezones, scope);
 }
 
 /** The rollup families: their hour table, their day table, and the columns both share. */
