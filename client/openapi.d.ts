@@ -1546,10 +1546,17 @@ export interface operations {
                         };
                         /** @description How fresh the sessions, rollups and other derived tables are: the answers count the events up to the last refresh (the raw exports and charts read newer events too). */
                         refresh?: {
-                            /** @description When the last refresh of the derived tables began (ISO 8601): they hold the events committed before then. Null before the first. */
+                            /** @description When the last refresh of the sessions and the rollups began (ISO 8601): they hold the events committed before then. Null before the first. */
                             lastRunAt: string | null;
                             /** @description Seconds since then, by the database's clock. The cron trigger refreshes every minute; a busy ingest's runs can take longer (a trigger that finds one under way skips), so alert well above 60. */
                             ageSeconds: number | null;
+                            /** @description The bit strings that answer two or three filters (and a filter on several paths or an origin). The cron folds them beside the next run, from the sessions committed by then, so they follow the sessions by up to a run; their age above the sessions' says they have fallen behind. */
+                            strings: {
+                                /** @description When the last refresh of the session strings began (ISO 8601): they hold the events committed before then. Null before the first. */
+                                lastRunAt: string | null;
+                                /** @description Seconds since then, by the database's clock. The cron trigger refreshes every minute; a busy ingest's runs can take longer (a trigger that finds one under way skips), so alert well above 60. */
+                                ageSeconds: number | null;
+                            };
                         };
                     };
                 };
@@ -1583,10 +1590,17 @@ export interface operations {
                         };
                         /** @description How fresh the sessions, rollups and other derived tables are: the answers count the events up to the last refresh (the raw exports and charts read newer events too). */
                         refresh?: {
-                            /** @description When the last refresh of the derived tables began (ISO 8601): they hold the events committed before then. Null before the first. */
+                            /** @description When the last refresh of the sessions and the rollups began (ISO 8601): they hold the events committed before then. Null before the first. */
                             lastRunAt: string | null;
                             /** @description Seconds since then, by the database's clock. The cron trigger refreshes every minute; a busy ingest's runs can take longer (a trigger that finds one under way skips), so alert well above 60. */
                             ageSeconds: number | null;
+                            /** @description The bit strings that answer two or three filters (and a filter on several paths or an origin). The cron folds them beside the next run, from the sessions committed by then, so they follow the sessions by up to a run; their age above the sessions' says they have fallen behind. */
+                            strings: {
+                                /** @description When the last refresh of the session strings began (ISO 8601): they hold the events committed before then. Null before the first. */
+                                lastRunAt: string | null;
+                                /** @description Seconds since then, by the database's clock. The cron trigger refreshes every minute; a busy ingest's runs can take longer (a trigger that finds one under way skips), so alert well above 60. */
+                                ageSeconds: number | null;
+                            };
                         };
                     };
                 };

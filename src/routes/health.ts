@@ -7,7 +7,7 @@ import type { AppEnv } from "../env";
 import { classifyDatabaseError } from "../lib/errors";
 import { logFailure } from "../lib/failure-log";
 import { useDatabase } from "../middleware/database";
-import { appliedMigrationTimes, derivedRefreshAge } from "../queries/health";
+import { appliedMigrationTimes, derivedRefreshAge, type RefreshAge } from "../queries/health";
 import { jsonContent } from "./openapi";
 
 const MigrationsSchema = v.pipe(
@@ -26,19 +26,32 @@ const MigrationsSchema = v.pipe(
   v.description("The database's migration level against the one this Worker expects."),
 );
 
+const lastRunAt = (what: string) =>
+  v.pipe(
+    v.nullable(v.string()),
+    v.description(
+      `When the last refresh of ${what} began (ISO 8601): they hold the events committed before then. Null before the first.`,
+    ),
+  );
+
+const ageSeconds = v.pipe(
+  v.nullable(v.number()),
+  v.description(
+    "Seconds since then, by the database's clock. The cron trigger refreshes every minute; a busy " +
+      "ingest's runs can take longer (a trigger that finds one under way skips), so alert well above 60.",
+  ),
+);
+
 const RefreshSchema = v.pipe(
   v.object({
-    lastRunAt: v.pipe(
-      v.nullable(v.string()),
+    lastRunAt: lastRunAt("the sessions and the rollups"),
+    ageSeconds,
+    strings: v.pipe(
+      v.object({ lastRunAt: lastRunAt("the session strings"), ageSeconds }),
       v.description(
-        "When the last refresh of the derived tables began (ISO 8601): they hold the events committed before then. Null before the first.",
-      ),
-    ),
-    ageSeconds: v.pipe(
-      v.nullable(v.number()),
-      v.description(
-        "Seconds since then, by the database's clock. The cron trigger refreshes every minute; a busy " +
-          "ingest's runs can take longer (a trigger that finds one under way skips), so alert well above 60.",
+        "The bit strings that answer two or three filters (and a filter on several paths or an origin). " +
+          "The cron folds them beside the next run, from the sessions committed by then, so they follow " +
+          "the sessions by up to a run; their age above the sessions' says they have fallen behind.",
       ),
     ),
   }),
@@ -57,6 +70,12 @@ const HealthSchema = v.object({
   version: v.pipe(v.string(), v.description("The service's version (package.json).")),
   migrations: v.optional(MigrationsSchema),
   refresh: v.optional(RefreshSchema),
+});
+
+/** A refresh's age as the response states it. */
+const stated = (age: RefreshAge) => ({
+  lastRunAt: age.lastRunAt?.toISOString() ?? null,
+  ageSeconds: age.ageSeconds,
 });
 
 /** The migration level of a database, given the journal times it has applied. */
@@ -91,8 +110,8 @@ export const health = new Hono<AppEnv>().get(
       const status = migrations.pending > 0 ? "degraded" : "ok";
       // Stated, not judged: how often a deployment refreshes is its own (an idle `wrangler dev`
       // has no cron at all), so an old refresh is for the operator's alert, not a degraded status.
-      const { lastRunAt, ageSeconds } = await derivedRefreshAge(useDatabase(c));
-      const refresh = { lastRunAt: lastRunAt?.toISOString() ?? null, ageSeconds };
+      const ages = await derivedRefreshAge(useDatabase(c));
+      const refresh = { ...stated(ages), strings: stated(ages.strings) };
       return c.json({ status, database: "ok", version, migrations, refresh } as const, 200);
     } catch (error) {
       const unavailable = classifyDatabaseError(error) !== undefined;

@@ -53,35 +53,58 @@ describe("GET /health", () => {
     expect(response.headers.get("cache-control")).toBe("no-store");
   });
 
-  it("states when the derived tables were last refreshed, and how long ago", async () => {
-    const [saved] = (
-      await database.db.execute<{ last_run_at: string | null }>(
-        sql`select last_run_at::text as last_run_at from derived_state where name = 'sessions'`,
+  it("states when the derived tables and the session strings were last refreshed, and how long ago", async () => {
+    const names = ["sessions", "session_bits"];
+    const saved = (
+      await database.db.execute<{ name: string; last_run_at: string | null }>(
+        sql`select name, last_run_at::text as last_run_at from derived_state where name in ('sessions', 'session_bits')`,
       )
     ).rows;
-    // A run that began 125 s before now, as a run outlasting the cron's minute leaves it.
-    const [set] = (
-      await database.db.execute<{ last_run_at: string }>(
-        sql`insert into derived_state (name, last_run_at) values ('sessions', now() - interval '125 seconds')
-            on conflict (name) do update set last_run_at = excluded.last_run_at
-            returning to_char(last_run_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as last_run_at`,
-      )
-    ).rows;
+    // The family began 125 s before now, as a run outlasting the cron's minute leaves it; the
+    // strings 250 s before, a run behind it. Distinct ages, so a field read from the other row fails.
+    const stamp = async (name: string, seconds: number) => {
+      const [row] = (
+        await database.db.execute<{ last_run_at: string }>(
+          sql`insert into derived_state (name, last_run_at) values (${name}, now() - make_interval(secs => ${seconds}))
+              on conflict (name) do update set last_run_at = excluded.last_run_at
+              returning to_char(last_run_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as last_run_at`,
+        )
+      ).rows;
+      return row?.last_run_at;
+    };
+    const sessionsSet = await stamp("sessions", 125);
+    const stringsSet = await stamp("session_bits", 250);
     try {
       const response = await call("/health");
       expect(response.status).toBe(200);
-      const body = response.body as { status: string; refresh: { lastRunAt: string; ageSeconds: number } };
+      const body = response.body as {
+        status: string;
+        refresh: {
+          lastRunAt: string;
+          ageSeconds: number;
+          strings: { lastRunAt: string; ageSeconds: number };
+        };
+      };
       // Stated, not judged: an old refresh leaves the status ok.
       expect(body.status).toBe("ok");
-      expect(body.refresh.lastRunAt).toBe(set?.last_run_at);
+      expect(body.refresh).toEqual({
+        lastRunAt: sessionsSet,
+        ageSeconds: expect.any(Number),
+        strings: { lastRunAt: stringsSet, ageSeconds: expect.any(Number) },
+      });
       expect(body.refresh.ageSeconds).toBeGreaterThanOrEqual(125);
       expect(body.refresh.ageSeconds).toBeLessThan(185);
+      expect(body.refresh.strings.ageSeconds).toBeGreaterThanOrEqual(250);
+      expect(body.refresh.strings.ageSeconds).toBeLessThan(310);
     } finally {
-      await database.db.execute(
-        saved
-          ? sql`update derived_state set last_run_at = ${saved.last_run_at}::timestamptz where name = 'sessions'`
-          : sql`delete from derived_state where name = 'sessions'`,
-      );
+      for (const name of names) {
+        const row = saved.find((candidate) => candidate.name === name);
+        await database.db.execute(
+          row
+            ? sql`update derived_state set last_run_at = ${row.last_run_at}::timestamptz where name = ${name}`
+            : sql`delete from derived_state where name = ${name}`,
+        );
+      }
     }
   });
 
