@@ -1,0 +1,53 @@
+-- The queries of the first-event spike (see event-firsts-build.sql): a chart of screen_view by
+-- browser and UTC day over the data set's days, filtered on os = :os and :rdim = :ref (rdim is
+-- referrer_name or country), its members (the schema's segment) per day and browser counted two ways:
+--   A, as src/queries/charts/event-members.ts does: each matching event's member hash looked up in
+--     its page of 896 and counted distinct;
+--   B, from the strings: the representatives among the matching events counted, and the matching
+--     events that differ from their representative in a column the chart reads, whose
+--     representative does not match, their representatives counted distinct.
+--   psql <bench database> -v sch=spike_session -v os=iOS -v rdim=referrer_name -v ref=Google \
+--     [-v mode=time] -f scripts/bench/spikes/event-firsts-query.sql
+-- mode check (the default) compares A and B with the same count read from the numbered events (C);
+-- mode time runs each under EXPLAIN ANALYZE (timing off) for its execution time.
+set jit = off;
+-- The matching events per day and browser, computed once (a view would AND the stored strings,
+-- which TOAST keeps compressed past 2 KB, again at each reference).
+\timing on
+create temp table mb as
+select m.day, b.val as b0, m.mask & b.events as events
+from (select o.day, o.events & r.events & n.events as mask
+      from :"sch".bits o
+      join :"sch".bits r on r.day = o.day and r.dim = :'rdim' and r.val = :'ref'
+      join :"sch".bits n on n.day = o.day and n.dim = 'name' and n.val = 'screen_view'
+      where o.dim = 'os' and o.val = :'os') m
+join :"sch".bits b on b.day = m.day and b.dim = 'browser';
+analyze mb;
+\timing off
+\set a_sql 'select day, b0, count(distinct member) as members from (select p.day, e.b0, mem.members[e.entry] as member from (select n.day, n.number / 896 as page, array_agg(n.number % 896 + 1) as entries, array_agg(n.b0) as vals from (select g.day, g.b0, r.position as number from mb g cross join lateral (select string_to_array(g.events::text, $$1$$) as runs) as cut cross join lateral (select (sum(length(u.run) + 1) over (order by u.i) - 1)::integer as position from unnest(cut.runs[1:cardinality(cut.runs) - 1]) with ordinality as u(run, i)) as r where bit_count(g.events) > 0) n group by 1, 2) p join ' :sch '.members mem on mem.day = p.day and mem.page = p.page cross join lateral unnest(p.entries, p.vals) as e(entry, b0)) x where member is not null group by 1, 2'
+-- B: the representatives among the matching events counted, and the matching deviants (in a column
+-- the chart reads) whose representative does not match, their representatives counted distinct.
+-- The mask is made again in memory behind a fence (OFFSET 0): read from the temporary table, each
+-- get_bit per deviant would decompress the stored 11 KB string again (25 against 11 µs a probe).
+\set b_sql 'select g.day, g.b0, bit_count(g.events & f.events) + case when bit_count(g.events & v.events) = 0 then 0 else coalesce((select count(distinct d.first) from (select string_to_array((g.events & v.events)::text, $$1$$) as runs) as cut cross join lateral (select (sum(length(u.run) + 1) over (order by u.i) - 1)::integer as position from unnest(cut.runs[1:cardinality(cut.runs) - 1]) with ordinality as u(run, i)) as r join ' :sch '.devmap d on d.day = g.day and d.ordinal = r.position where get_bit(g.events, d.first) = 0), 0) end as members from (select day, b0, events & events as events from mb offset 0) g join ' :sch '.bits f on f.day = g.day and f.dim = $$first$$ and f.val = $$screen_view$$ cross join lateral (select bit_or(x.events) as events from ' :sch '.bits x where x.day = g.day and x.val = $$screen_view$$ and x.dim in ($$deviant:os$$, $$deviant:browser$$, $$deviant:$$ || ' :'rdim' ')) v where bit_count(g.events) > 0'
+\if :{?mode}
+\else
+\set mode check
+\endif
+select :'mode' = 'check' as checking \gset
+\if :checking
+create temp table a as :a_sql;
+create temp table b as :b_sql;
+create temp table c as
+select day, browser as b0, count(distinct member) as members
+from :"sch".ev where name = 'screen_view' and os = :'os' and browser is not null and member is not null
+  and (case :'rdim' when 'country' then country else referrer_name end) = :'ref'
+group by 1, 2;
+select (select sum(bit_count(events)) from mb) as matching_events,
+  (select count(*) from c) as groups, (select sum(members) from c) as members,
+  (select count(*) from a full join c using (day, b0) where a.members is distinct from c.members) as a_wrong,
+  (select count(*) from (select * from b where members > 0) b full join c using (day, b0) where b.members is distinct from c.members) as b_wrong;
+\else
+explain (analyze, timing off, summary on) :a_sql;
+explain (analyze, timing off, summary on) :b_sql;
+\endif
