@@ -93,3 +93,13 @@ select (select count(*) from :"sch".ev) as events, (select count(*) from :"sch".
   pg_size_pretty((select sum(pg_column_size(events)) from :"sch".bits where dim = 'first')) as first_strings,
   pg_size_pretty((select sum(pg_column_size(events)) from :"sch".bits where dim like 'deviant:%')) as deviant_strings,
   pg_size_pretty(pg_total_relation_size(:'sch' || '.devmap')) as devmap;
+
+-- Each event's representative's number, per page of 896 as the members (B2 in the query spike):
+-- one probe reads a page's worth of matching deviants' representatives.
+create table :"sch".firsts (day timestamptz, page integer, firsts integer[], primary key (day, page));
+alter table :"sch".firsts alter column firsts set storage plain;
+insert into :"sch".firsts
+select e.day, e.ordinal / 896, array_agg(r.first order by e.ordinal)
+from :"sch".ev e left join :"sch".rep r on r.day = e.day and r.member = e.member and r.name = e.name
+group by 1, 2;
+analyze :"sch".firsts;

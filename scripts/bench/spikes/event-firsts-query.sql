@@ -1,14 +1,15 @@
 -- The queries of the first-event spike (see event-firsts-build.sql): a chart of screen_view by
 -- browser and UTC day over the data set's days, filtered on os = :os and :rdim = :ref (rdim is
--- referrer_name or country), its members (the schema's segment) per day and browser counted two ways:
+-- referrer_name or country), its members (the schema's segment) per day and browser counted three ways:
 --   A, as src/queries/charts/event-members.ts does: each matching event's member hash looked up in
 --     its page of 896 and counted distinct;
 --   B, from the strings: the representatives among the matching events counted, and the matching
 --     events that differ from their representative in a column the chart reads, whose
---     representative does not match, their representatives counted distinct.
+--     representative does not match, their representatives counted distinct, each found by a probe;
+--   B2, as B with the deviants' representatives read a page of 896 at a time (the firsts table).
 --   psql <bench database> -v sch=spike_session -v os=iOS -v rdim=referrer_name -v ref=Google \
 --     [-v mode=time] -f scripts/bench/spikes/event-firsts-query.sql
--- mode check (the default) compares A and B with the same count read from the numbered events (C);
+-- mode check (the default) compares A, B and B2 with the same count read from the numbered events (C);
 -- mode time runs each under EXPLAIN ANALYZE (timing off) for its execution time.
 set jit = off;
 -- The matching events per day and browser, computed once (a view would AND the stored strings,
@@ -30,6 +31,9 @@ analyze mb;
 -- The mask is made again in memory behind a fence (OFFSET 0): read from the temporary table, each
 -- get_bit per deviant would decompress the stored 11 KB string again (25 against 11 µs a probe).
 \set b_sql 'select g.day, g.b0, bit_count(g.events & f.events) + case when bit_count(g.events & v.events) = 0 then 0 else coalesce((select count(distinct d.first) from (select string_to_array((g.events & v.events)::text, $$1$$) as runs) as cut cross join lateral (select (sum(length(u.run) + 1) over (order by u.i) - 1)::integer as position from unnest(cut.runs[1:cardinality(cut.runs) - 1]) with ordinality as u(run, i)) as r join ' :sch '.devmap d on d.day = g.day and d.ordinal = r.position where get_bit(g.events, d.first) = 0), 0) end as members from (select day, b0, events & events as events from mb offset 0) g join ' :sch '.bits f on f.day = g.day and f.dim = $$first$$ and f.val = $$screen_view$$ cross join lateral (select bit_or(x.events) as events from ' :sch '.bits x where x.day = g.day and x.val = $$screen_view$$ and x.dim in ($$deviant:os$$, $$deviant:browser$$, $$deviant:$$ || ' :'rdim' ')) v where bit_count(g.events) > 0'
+-- B2: as B, but each deviant's representative read from its page of 896 (the firsts table, one
+-- probe per page for all of its entries, as A reads the members), not a probe per deviant.
+\set b2_sql 'select g.day, g.b0, bit_count(g.events & f.events) + case when bit_count(g.events & v.events) = 0 then 0 else coalesce((select count(distinct fp.firsts[e.entry]) from (select n.position / 896 as page, array_agg(n.position % 896 + 1) as entries from (select (sum(length(u.run) + 1) over (order by u.i) - 1)::integer as position from unnest((select string_to_array((g.events & v.events)::text, $$1$$) as runs)[1:cardinality(string_to_array((g.events & v.events)::text, $$1$$)) - 1]) with ordinality as u(run, i)) as n group by 1) as p join ' :sch '.firsts fp on fp.day = g.day and fp.page = p.page cross join lateral unnest(p.entries) as e(entry) where get_bit(g.events, fp.firsts[e.entry]) = 0), 0) end as members from (select day, b0, events & events as events from mb offset 0) g join ' :sch '.bits f on f.day = g.day and f.dim = $$first$$ and f.val = $$screen_view$$ cross join lateral (select bit_or(x.events) as events from ' :sch '.bits x where x.day = g.day and x.val = $$screen_view$$ and x.dim in ($$deviant:os$$, $$deviant:browser$$, $$deviant:$$ || ' :'rdim' ')) v where bit_count(g.events) > 0'
 \if :{?mode}
 \else
 \set mode check
@@ -38,6 +42,7 @@ select :'mode' = 'check' as checking \gset
 \if :checking
 create temp table a as :a_sql;
 create temp table b as :b_sql;
+create temp table b2 as :b2_sql;
 create temp table c as
 select day, browser as b0, count(distinct member) as members
 from :"sch".ev where name = 'screen_view' and os = :'os' and browser is not null and member is not null
@@ -46,8 +51,10 @@ group by 1, 2;
 select (select sum(bit_count(events)) from mb) as matching_events,
   (select count(*) from c) as groups, (select sum(members) from c) as members,
   (select count(*) from a full join c using (day, b0) where a.members is distinct from c.members) as a_wrong,
-  (select count(*) from (select * from b where members > 0) b full join c using (day, b0) where b.members is distinct from c.members) as b_wrong;
+  (select count(*) from (select * from b where members > 0) b full join c using (day, b0) where b.members is distinct from c.members) as b_wrong,
+  (select count(*) from (select * from b2 where members > 0) b2 full join c using (day, b0) where b2.members is distinct from c.members) as b2_wrong;
 \else
 explain (analyze, timing off, summary on) :a_sql;
 explain (analyze, timing off, summary on) :b_sql;
+explain (analyze, timing off, summary on) :b2_sql;
 \endif
