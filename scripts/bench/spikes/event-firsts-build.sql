@@ -103,3 +103,12 @@ select e.day, e.ordinal / 896, array_agg(r.first order by e.ordinal)
 from :"sch".ev e left join :"sch".rep r on r.day = e.day and r.member = e.member and r.name = e.name
 group by 1, 2;
 analyze :"sch".firsts;
+
+-- Each day's deviants of an event name and column as a sorted list, with their representatives'
+-- numbers beside them (B4 in the query spike): tested with get_bit, no positions cut from text.
+create table :"sch".devlist as
+select d.day, d.name, c.col, array_agg(d.ordinal order by d.ordinal) as ordinals, array_agg(d.first order by d.ordinal) as firsts
+from :"sch".dev d cross join unnest(d.columns) as c(col)
+group by 1, 2, 3;
+alter table :"sch".devlist add primary key (day, name, col);
+analyze :"sch".devlist;
