@@ -57,7 +57,7 @@ describe("GET /health", () => {
     const names = ["sessions", "session_bits"];
     const saved = (
       await database.db.execute<{ name: string; last_run_at: string | null }>(
-        sql`select name, last_run_at::text as last_run_at from derived_state where name in ('sessions', 'session_bits')`,
+        sql`select name, last_run_at::text as last_run_at from derived_state where name = any(${sql.param(names)}::text[])`,
       )
     ).rows;
     // The family began 125 s before now, as a run outlasting the cron's minute leaves it; the

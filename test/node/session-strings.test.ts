@@ -186,11 +186,18 @@ describe("session strings folded apart from the session family", () => {
           ).rows[0]?.taken,
         { isolationLevel: "repeatable read" },
       );
-      const pause = new Promise((resolve) => setTimeout(() => resolve("still waiting"), 10_000));
-      return {
-        committedReads: committedReads.rows[0]?.taken,
-        oneSnapshot: await Promise.race([oneSnapshot, pause]),
-      };
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const pause = new Promise((resolve) => {
+        timer = setTimeout(() => resolve("still waiting"), 10_000);
+      });
+      try {
+        return {
+          committedReads: committedReads.rows[0]?.taken,
+          oneSnapshot: await Promise.race([oneSnapshot, pause]),
+        };
+      } finally {
+        clearTimeout(timer);
+      }
     });
     // In READ COMMITTED a run would see the family's commits half: it returns at once, folding nothing.
     expect(outcome.committedReads).toBeNull();
