@@ -61,12 +61,21 @@ async function projectTables(url: string): Promise<string[]> {
 /**
  * The strings over a day's events number them in the order they were folded in, which differs
  * between slices and one piece where a session of one slice runs past the start of the next:
- * they are compared by what they count.
+ * they are compared by what they count. Which event of a member's day is its representative (the
+ * lowest-numbered) follows that order too, and so do the events that differ from it (`deviant:`
+ * strings): the representatives are compared by whose they are.
  */
 const NUMBERED_TABLES: Record<string, string> = {
   event_day_bits: `SELECT jsonb_build_object('project_id', project_id, 'day', day, 'dimension', dimension,
       'name', name, 'events', sum(bit_count(events)))::text AS row
-    FROM event_day_bits GROUP BY project_id, day, dimension, name ORDER BY 1`,
+    FROM event_day_bits WHERE dimension NOT LIKE 'deviant:%' GROUP BY project_id, day, dimension, name ORDER BY 1`,
+  event_day_firsts: `SELECT jsonb_build_object('project_id', project_id, 'segment', segment, 'day', day, 'name', name,
+      'member', member)::text AS row FROM event_day_firsts ORDER BY 1`,
+  // Each numbered event's representative: per segment and day, how many events and how many of
+  // them their own representative.
+  event_day_first_pages: `SELECT jsonb_build_object('project_id', project_id, 'segment', segment, 'day', day,
+      'entries', count(*), 'representatives', count(*) FILTER (WHERE f.first = page * member_page_events() + f.i - 1))::text AS row
+    FROM event_day_first_pages p, unnest(p.firsts) WITH ORDINALITY AS f(first, i) GROUP BY project_id, segment, day ORDER BY 1`,
   // Whose each numbered event is: per segment and day, its hashes as a multiset.
   event_day_members: `SELECT jsonb_build_object('project_id', project_id, 'segment', segment, 'day', day,
       'entries', count(*), 'members', md5(string_agg(member::text, ',' ORDER BY member)))::text AS row

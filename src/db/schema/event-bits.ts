@@ -97,6 +97,51 @@ export const eventDayMembers = pgTable(
 );
 
 /**
+ * Each numbered event's representative (event_day_firsts), per the same pages as
+ * event_day_members: entry n % member_page_events() + 1 of page n / member_page_events() is the
+ * number of event n's representative in its day. A table apart, since a row must fit a page of
+ * 8 KB and the two arrays of 896 do not: each path probes only the pages it reads (the lookups the
+ * hashes, the representatives these). `firsts` is stored PLAIN like `members` (migration 0107).
+ */
+export const eventDayFirstPages = pgTable(
+  "event_day_first_pages",
+  {
+    projectId: text("project_id").notNull(),
+    segment: text("segment").notNull(),
+    day: unitStart("day"),
+    page: integer("page").notNull(),
+    firsts: integer("firsts").array().notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.segment, t.day, t.page] })],
+);
+
+/**
+ * The representative of each (project, segment, day, event name, member) with an event in the
+ * day: its lowest-numbered event there, `number`, and that event's values of CHART_PAIR_COLUMNS
+ * (src/lib/dimensions.ts, in that order, "" as NULL). A refresh only appends numbers, so a
+ * representative never changes once written; each new event of a group is compared with it, and
+ * where a column's value differs, its bit is set in the day's `deviant:<segment>` string of that
+ * column (event_day_bits, `name` the column), while each representative has its bit in the day's
+ * `first:<segment>` string. A chart's distinct members of a day are then its matching
+ * representatives plus those of its matching deviants whose representative does not match
+ * (src/queries/charts/event-firsts.ts), found through event_day_first_pages. `member` is the hash
+ * event_day_members keeps.
+ */
+export const eventDayFirsts = pgTable(
+  "event_day_firsts",
+  {
+    projectId: text("project_id").notNull(),
+    segment: text("segment").notNull(),
+    day: unitStart("day"),
+    name: text("name").notNull(),
+    member: bigint("member", { mode: "bigint" }).notNull(),
+    number: integer("number").notNull(),
+    chartValues: text("chart_values").array().notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.segment, t.day, t.name, t.member] })],
+);
+
+/**
  * The timezone each project's event strings were built in. A project without a record, or whose
  * timezone is another, has its strings built again from all of its events by the next refresh, and
  * no chart reads them until then.

@@ -175,6 +175,21 @@ export function matchingEvents(query: ChartSeriesQuery, only?: readonly number[]
 }
 
 /**
+ * A lateral subquery of the set bits of a block's string, each as its `position` in the block: the
+ * string's text cut at each '1' leaves the runs of '0' before each set bit (and a last run after
+ * the last one), so the running sum of the runs' lengths plus one is each set bit's position (the
+ * last run, after the last set bit, is cut off). One C-level pass over the string, then a row per
+ * set bit.
+ */
+export function setBitPositions(bits: SQL): SQL {
+  return sql`(
+    select (sum(length(u.run) + 1) over (order by u.i) - 1)::integer as position
+    from (select string_to_array(${bits}::text, '1') as runs) as cut
+    cross join lateral unnest(cut.runs[1:cardinality(cut.runs) - 1]) with ordinality as u(run, i)
+  )`;
+}
+
+/**
  * Per day and breakdown value, the events of the scanned range the strings count: rows `unit` (the
  * day's start), `b0` and `events`, none of 0: only groups with an event, as on the exact path (a
  * value of the block none of whose events match is no group, and a group of the previous period
