@@ -11,9 +11,8 @@ CREATE TABLE "event_day_firsts" (
 	"project_id" text NOT NULL,
 	"segment" text NOT NULL,
 	"day" timestamp (3) with time zone NOT NULL,
-	"name" text NOT NULL,
 	"member" bigint NOT NULL,
 	"number" integer NOT NULL,
 	"chart_values" text[] NOT NULL,
-	CONSTRAINT "event_day_firsts_project_id_segment_day_name_member_pk" PRIMARY KEY("project_id","segment","day","name","member")
+	CONSTRAINT "event_day_firsts_project_id_segment_day_member_pk" PRIMARY KEY("project_id","segment","day","member")
 );

@@ -35,12 +35,12 @@ DELETE FROM event_bit_timezones;
 -- the distinct counts of those chart segments: a run appends its new events' hashes to the day's
 -- last page and writes the pages after it.
 --
--- Per segment, each (day, member, event name) has a representative, its lowest-numbered event of
--- the day, kept in event_day_firsts with its values of the nine columns. Numbers are only
+-- Per segment, each (day, member) has a representative, its lowest-numbered event of the day,
+-- kept in event_day_firsts with its name and its values of the nine columns. Numbers are only
 -- appended, so a representative never changes: a run finds each new event's in that table (or
 -- makes the group's first new event one), sets the representatives' bits in the day's string
--- `first:<segment>` and, per column, the bits of the new events whose value there differs from
--- their representative's in `deviant:<segment>` (`name` the column), and keeps each event's
+-- `first:<segment>` and, per column (the name too), the bits of the new events whose value there
+-- differs from their representative's in `deviant:<segment>` (`name` the column), and keeps each event's
 -- representative's number on the same pages as the hashes (event_day_first_pages). A chart of one-day
 -- buckets counts a day's members from them (src/queries/charts/event-firsts.ts).
 CREATE OR REPLACE FUNCTION refresh_event_bits(from_xid bigint, next_xid bigint) RETURNS void
@@ -77,9 +77,11 @@ DECLARE
       ' array_agg(number % day_block_bits()) FROM event_bit_firsts WHERE added GROUP BY 1, 2, 3, 4'
     || ' UNION ALL SELECT project_id, day, ordinal / day_block_bits(), ''deviant:'' || segment, dimension,'
       ' array_agg(ordinal % day_block_bits()) FROM event_bit_deviants GROUP BY 1, 2, 3, 4, 5';
-  -- A member's values of the columns, "not set" as NULL, in bit_dimensions' order.
+  -- The columns an event may differ in from its representative: the name and the nine.
+  deviant_dimensions text[] := ARRAY['name'] || bit_dimensions;
+  -- A member's values of those columns, "not set" as NULL, in deviant_dimensions' order.
   value_array text := 'ARRAY[' || (SELECT string_agg(format('nullif(e.%I, '''')', d), ', ')
-    FROM unnest(bit_dimensions) AS d) || ']';
+    FROM unnest(ARRAY['name'] || bit_dimensions) AS d) || ']';
   written text := 'SELECT g.project_id, g.day, g.block, g.dimension, g.name, ordinal_bits(g.ordinals, b.size) AS events'
     ' FROM (' || value_groups || ') AS g JOIN event_bit_blocks b ON b.project_id = g.project_id AND b.day = g.day'
     ' AND b.block = g.block';
@@ -137,32 +139,31 @@ BEGIN
 
   -- Each new event as its visitor's and as its session's, with its values of the columns.
   EXECUTE 'CREATE TEMPORARY TABLE event_bit_member_events ON COMMIT DROP AS SELECT e.project_id, s.segment, e.day,'
-    ' e.name, hashtextextended(CASE s.segment WHEN ''user'' THEN e.profile_id ELSE e.session_id END, 0) AS member,'
+    ' hashtextextended(CASE s.segment WHEN ''user'' THEN e.profile_id ELSE e.session_id END, 0) AS member,'
     ' e.ordinal, ' || value_array || ' AS chart_values'
     ' FROM event_bit_events e CROSS JOIN (VALUES (''user''), (''session'')) AS s(segment)';
   ANALYZE event_bit_member_events;
   -- Each group's representative: the stored one (an index probe per group: a run's groups are few
   -- against the table), else its first new event, which this run adds.
   CREATE TEMPORARY TABLE event_bit_firsts ON COMMIT DROP AS
-  SELECT g.project_id, g.segment, g.day, g.name, g.member, coalesce(f.number, g.number) AS number,
+  SELECT g.project_id, g.segment, g.day, g.member, coalesce(f.number, g.number) AS number,
     coalesce(f.chart_values, m.chart_values) AS chart_values, f.number IS NULL AS added
-  FROM (SELECT project_id, segment, day, name, member, min(ordinal) AS number FROM event_bit_member_events
-    GROUP BY 1, 2, 3, 4, 5) AS g
+  FROM (SELECT project_id, segment, day, member, min(ordinal) AS number FROM event_bit_member_events
+    GROUP BY 1, 2, 3, 4) AS g
   JOIN event_bit_member_events m ON m.project_id = g.project_id AND m.segment = g.segment AND m.day = g.day
     AND m.ordinal = g.number
   LEFT JOIN LATERAL (SELECT s.number, s.chart_values FROM event_day_firsts s WHERE NOT rebuild_all
-    AND s.project_id = g.project_id AND s.segment = g.segment AND s.day = g.day AND s.name = g.name
-    AND s.member = g.member) AS f ON true;
-  INSERT INTO event_day_firsts (project_id, segment, day, name, member, number, chart_values)
-  SELECT project_id, segment, day, name, member, number, chart_values FROM event_bit_firsts WHERE added;
+    AND s.project_id = g.project_id AND s.segment = g.segment AND s.day = g.day AND s.member = g.member) AS f ON true;
+  INSERT INTO event_day_firsts (project_id, segment, day, member, number, chart_values)
+  SELECT project_id, segment, day, member, number, chart_values FROM event_bit_firsts WHERE added;
   ANALYZE event_bit_firsts;
   -- The new events whose value of a column differs from their representative's.
   CREATE TEMPORARY TABLE event_bit_deviants ON COMMIT DROP AS
   SELECT m.project_id, m.day, m.ordinal, m.segment, d.dimension
   FROM event_bit_member_events m
   JOIN event_bit_firsts f ON f.project_id = m.project_id AND f.segment = m.segment AND f.day = m.day
-    AND f.name = m.name AND f.member = m.member
-  CROSS JOIN LATERAL unnest(bit_dimensions) WITH ORDINALITY AS d(dimension, i)
+    AND f.member = m.member
+  CROSS JOIN LATERAL unnest(deviant_dimensions) WITH ORDINALITY AS d(dimension, i)
   WHERE m.chart_values IS DISTINCT FROM f.chart_values AND m.chart_values[d.i] IS DISTINCT FROM f.chart_values[d.i];
 
   -- Each event's property values (property_leaves, src/db/routines/property_leaves.sql; NULL where
@@ -210,7 +211,7 @@ BEGIN
   SELECT e.project_id, e.segment, e.day, e.ordinal / member_page_events(), array_agg(f.number ORDER BY e.ordinal)
   FROM event_bit_member_events e
   JOIN event_bit_firsts f ON f.project_id = e.project_id AND f.segment = e.segment AND f.day = e.day
-    AND f.name = e.name AND f.member = e.member
+    AND f.member = e.member
   GROUP BY 1, 2, 3, 4
   ON CONFLICT (project_id, segment, day, page) DO UPDATE SET firsts = m.firsts || excluded.firsts;
 

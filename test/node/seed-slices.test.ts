@@ -69,7 +69,7 @@ const NUMBERED_TABLES: Record<string, string> = {
   event_day_bits: `SELECT jsonb_build_object('project_id', project_id, 'day', day, 'dimension', dimension,
       'name', name, 'events', sum(bit_count(events)))::text AS row
     FROM event_day_bits WHERE dimension NOT LIKE 'deviant:%' GROUP BY project_id, day, dimension, name ORDER BY 1`,
-  event_day_firsts: `SELECT jsonb_build_object('project_id', project_id, 'segment', segment, 'day', day, 'name', name,
+  event_day_firsts: `SELECT jsonb_build_object('project_id', project_id, 'segment', segment, 'day', day,
       'member', member)::text AS row FROM event_day_firsts ORDER BY 1`,
   // Each numbered event's representative: per segment and day, how many events and how many of
   // them their own representative.

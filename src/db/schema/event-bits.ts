@@ -116,16 +116,16 @@ export const eventDayFirstPages = pgTable(
 );
 
 /**
- * The representative of each (project, segment, day, event name, member) with an event in the
- * day: its lowest-numbered event there, `number`, and that event's values of CHART_PAIR_COLUMNS
- * (src/lib/dimensions.ts, in that order, "" as NULL). A refresh only appends numbers, so a
- * representative never changes once written; each new event of a group is compared with it, and
- * where a column's value differs, its bit is set in the day's `deviant:<segment>` string of that
- * column (event_day_bits, `name` the column), while each representative has its bit in the day's
- * `first:<segment>` string. A chart's distinct members of a day are then its matching
- * representatives plus those of its matching deviants whose representative does not match
- * (src/queries/charts/event-firsts.ts), found through event_day_first_pages. `member` is the hash
- * event_day_members keeps.
+ * The representative of each (project, segment, day, member) with an event in the day: its
+ * lowest-numbered event there, `number`, and that event's values of the name and of
+ * CHART_PAIR_COLUMNS (src/lib/dimensions.ts, in that order, "" as NULL). A refresh only appends
+ * numbers, so a representative never changes once written; each new event of a member's day is
+ * compared with it, and where a column's value (or the name) differs, its bit is set in the day's
+ * `deviant:<segment>` string of that column (event_day_bits, `name` the column), while each
+ * representative has its bit in the day's `first:<segment>` string. A chart's distinct members of a
+ * day are then its matching representatives plus those of its matching deviants whose
+ * representative does not match (src/queries/charts/event-firsts.ts), found through
+ * event_day_first_pages. `member` is the hash event_day_members keeps.
  */
 export const eventDayFirsts = pgTable(
   "event_day_firsts",
@@ -133,12 +133,11 @@ export const eventDayFirsts = pgTable(
     projectId: text("project_id").notNull(),
     segment: text("segment").notNull(),
     day: unitStart("day"),
-    name: text("name").notNull(),
     member: bigint("member", { mode: "bigint" }).notNull(),
     number: integer("number").notNull(),
     chartValues: text("chart_values").array().notNull(),
   },
-  (t) => [primaryKey({ columns: [t.projectId, t.segment, t.day, t.name, t.member] })],
+  (t) => [primaryKey({ columns: [t.projectId, t.segment, t.day, t.member] })],
 );
 
 /**

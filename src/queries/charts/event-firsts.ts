@@ -19,13 +19,13 @@ import { newSeriesEvents } from "./units";
 
 /**
  * The distinct visitors or sessions of a chart's one-day buckets from each member's first event
- * of the day (src/db/routines/refresh_event_bits.sql keeps them): per (day, member, event name) a
+ * of the day (src/db/routines/refresh_event_bits.sql keeps them): per (day, member) a
  * representative, its lowest-numbered event, with its bit in the day's `first:<segment>` string,
- * and per column the events whose value differs from their representative's (`deviant:<segment>`).
- * A member with a matching event of a group (the day and a breakdown value) either has its
- * representative matching, counted by the bit count of the group's events AND the representatives,
- * or has a matching event that differs from its representative in a column the chart reads (else
- * the representative would match too). So a group's count is that bit count plus the distinct
+ * and per column (the name too) the events whose value differs from their representative's
+ * (`deviant:<segment>`). A member with a matching event of a group (the day and a breakdown value)
+ * either has its representative matching, counted by the bit count of the group's events AND the
+ * representatives, or has a matching event that differs from its representative in a column the
+ * chart reads, its series' name included (else the representative would match too). So a group's count is that bit count plus the distinct
  * representatives, not matching, of its matching deviants of those columns: work per day and per
  * matching deviant, where the lookups of event-members.ts work per matching event. Exact, with the
  * members' hashes as event-members.ts counts them.
@@ -36,26 +36,26 @@ import { newSeriesEvents } from "./units";
  * rows, as on the exact path.
  */
 
-/** A column the strings' deviants are kept for, or undefined for the event name (the same across a representative's events). */
+/** A column the strings' deviants are kept for (the name and the chart columns), or undefined for a property. */
 const deviantColumn = (field: FilterField | undefined): string | undefined =>
-  field?.kind === "column" && field.column !== "name" ? field.column : undefined;
+  field?.kind === "column" ? field.column : undefined;
 
 /**
- * Whether the representatives answer a covered `user` or `session` series (eventBitsSource): a
- * named event (`*` would need a representative per member across names), column filters only (no
- * deviants are kept per property path), and every bucket one day of the strings' zone.
+ * Whether the representatives answer a covered `user` or `session` series (eventBitsSource):
+ * column filters only (no deviants are kept per property path), and every bucket one day of the
+ * strings' zone.
  */
 export function eventFirstsCover(query: ChartSeriesQuery, timeZone: string): boolean {
   return (
-    query.event !== "*" &&
     query.filters.every((filter) => filter.field.kind === "column") &&
     chartBuckets(query, timeZone).every((bucket) => bucket.days.length === 1)
   );
 }
 
-/** The columns the chart reads besides the name: its filters' and its breakdown's. */
+/** The columns the chart reads: its filters', its breakdown's, and the name of a named event's series. */
 function readColumns(query: ChartSeriesQuery): string[] {
   const columns = [...query.filters.map((filter) => filter.field), ...query.breakdowns].map(deviantColumn);
+  if (query.event !== "*") columns.push("name");
   return [...new Set(columns.filter((column): column is string => column !== undefined))];
 }
 
@@ -134,7 +134,7 @@ function dayMembers(
     select g.day, g.b0, count(distinct g.member)
     from (${newEvents}) as g
     left join ${eventDayFirsts} as f on f.project_id = ${projectId} and f.segment = ${segment}
-      and f.day = g.day and f.name = ${query.event} and f.member = g.member
+      and f.day = g.day and f.member = g.member
     where f.number is null or not (${repMatches(sql`f.number`)} or exists (
       select 1 from reps r join groups h on h.day = r.day and h.block = r.number / day_block_bits()
       where r.day = g.day and r.rep = f.number and h.b0 is not distinct from g.b0
