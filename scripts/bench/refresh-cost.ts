@@ -176,7 +176,7 @@ const DERIVED_TABLES = `'sessions','session_pages','session_names','session_prop
   'visitor_dimension_sketches','session_pair_rollups','page_dimension_rollups','event_rollups','event_pair_rollups','event_pair_timezones',
   'session_day_bits','session_day_slices','visitor_day_bits','visitor_day_mixed','visitor_ordinals',
   'page_day_bits','page_day_slices','session_day_ordinals',
-  'event_day_bits','event_day_sizes','event_day_members','event_bit_timezones',
+  'event_day_bits','event_day_sizes','event_day_members','event_day_firsts','event_day_first_pages','event_bit_timezones',
   'entry_exit_rollups','entry_exit_day_rollups','event_name_catalogue','event_key_catalogue',
   'event_value_catalogue','profile_summaries','profile_days','active_user_days','retention_weeks'`;
 
