@@ -153,25 +153,42 @@ function nameFilter(event: string): Filter {
 }
 
 /**
+ * Per day and block, the series' events of the scanned range whatever their breakdown value: rows
+ * `day`, `block` and `mask`, a string with a bit per event of the block. A block where some filter
+ * keeps nothing has no row. With `only` (local midnights), only those days of it.
+ */
+export function matchingMasks(query: ChartSeriesQuery, only?: readonly number[]): SQL {
+  const filters = query.event === "*" ? query.filters : [...query.filters, nameFilter(query.event)];
+  const kept = filters.map((filter) => ({ dimension: filterDimension(filter) ?? "", filter }));
+  const days = { start: scanStart(query), end: query.current.window.end, days: only };
+  return sql`select day, chunk as block, strings as mask
+    from (${combinedDayStrings(EVENT_STRINGS, query.projectId, kept, days)}) as combined`;
+}
+
+/**
+ * The rows of `masks` (matchingMasks' columns, a subquery or a CTE's name) split by the breakdown:
+ * rows `day`, `block`, `b0` (null without a breakdown) and `events`; with a breakdown, a value the
+ * block has no string for has none.
+ */
+export function breakdownGroups(query: ChartSeriesQuery, masks: SQL): SQL {
+  const breakdown = stringColumn(query.breakdowns[0]);
+  if (breakdown === undefined)
+    return sql`select m.day, m.block, null::text as b0, m.mask as events from ${masks} as m`;
+  return sql`
+    select m.day, m.block, b.name as b0, m.mask & b.events as events
+    from ${masks} as m
+    join ${eventDayBits} as b on b.project_id = ${query.projectId} and b.dimension = ${breakdown}
+      and b.day = m.day and b.block = m.block`;
+}
+
+/**
  * Per day, block and breakdown value, the series' events of the scanned range: rows `day`,
  * `block`, `b0` (null without a breakdown) and `events`, a string with a bit per event of the
  * block. A block where some filter keeps nothing has no row; with a breakdown, a value the block
  * has no string for has none either. With `only` (local midnights), only those days of it.
  */
 export function matchingEvents(query: ChartSeriesQuery, only?: readonly number[]): SQL {
-  const filters = query.event === "*" ? query.filters : [...query.filters, nameFilter(query.event)];
-  const kept = filters.map((filter) => ({ dimension: filterDimension(filter) ?? "", filter }));
-  const days = { start: scanStart(query), end: query.current.window.end, days: only };
-  const masks = sql`select day, chunk as block, strings as mask
-    from (${combinedDayStrings(EVENT_STRINGS, query.projectId, kept, days)}) as combined`;
-  const breakdown = stringColumn(query.breakdowns[0]);
-  if (breakdown === undefined)
-    return sql`select m.day, m.block, null::text as b0, m.mask as events from (${masks}) as m`;
-  return sql`
-    select m.day, m.block, b.name as b0, m.mask & b.events as events
-    from (${masks}) as m
-    join ${eventDayBits} as b on b.project_id = ${query.projectId} and b.dimension = ${breakdown}
-      and b.day = m.day and b.block = m.block`;
+  return breakdownGroups(query, sql`(${matchingMasks(query, only)})`);
 }
 
 /**

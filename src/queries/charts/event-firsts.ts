@@ -4,7 +4,7 @@ import { eventDayBits, eventDayFirstPages, eventDayFirsts, events } from "../../
 import type { FilterField } from "../../lib/filter-parser";
 import { timestampArray } from "../sql-helpers";
 import { type BucketPart, chartBuckets, inBucketPart } from "./bucket-parts";
-import { type EventBitsSource, matchingEvents, setBitPositions } from "./event-bits";
+import { breakdownGroups, type EventBitsSource, matchingMasks, setBitPositions } from "./event-bits";
 import {
   type BucketValues,
   breakdownValue,
@@ -98,13 +98,13 @@ function dayMembers(
     and h.b0 is not distinct from g.b0 and h.block = ${rep} / day_block_bits()
     and get_bit(h.events, ${rep} % day_block_bits()) = 1)`;
   return sql`
-    with groups as materialized (${matchingEvents(query, part?.days)}),
-    masks as materialized (${matchingEvents({ ...query, breakdowns: [] }, part?.days)}),
+    with masks as materialized (${matchingMasks(query, part?.days)}),
+    groups as materialized (${breakdownGroups(query, sql`masks`)}),
     deviants as materialized (
       select m.day, m.block * day_block_bits() + r.position as number
       from masks m
       join (${deviantStrings}) as d on d.day = m.day and d.block = m.block
-      cross join lateral (select m.events & d.events as events) as x
+      cross join lateral (select m.mask & d.events as events) as x
       cross join lateral ${setBitPositions(sql`x.events`)} as r
       where bit_count(x.events) > 0
     ),
