@@ -34,6 +34,12 @@ export interface StringDays {
   days?: readonly number[];
 }
 
+/** Whether a string's `day` lies in the days read (their range, and with `days.days` only those). */
+export function inStringDays(day: PgColumn, days: StringDays): SQL {
+  return sql`${day} >= ${new Date(days.start)} and ${day} < ${new Date(days.end)}
+    ${days.days ? sql`and ${day} = any(${timestampArray([...days.days])})` : sql``}`;
+}
+
 /**
  * The filters' strings in the days, combined per day and block (or chunk): the OR of the strings
  * of the values each filter keeps, ANDed over the filters. Rows `day`, `chunk`, `strings`; a block
@@ -50,9 +56,7 @@ export function combinedDayStrings(
       select ${index} as filter, ${strings.day} as day, ${strings.chunk} as chunk, ${strings.strings} as strings
       from ${strings.table}
       where ${strings.projectId} = ${projectId} and ${strings.dimension} = ${dimension}
-        and ${strings.day} >= ${new Date(days.start)} and ${strings.day} < ${new Date(days.end)}
-        ${days.days ? sql`and ${strings.day} = any(${timestampArray([...days.days])})` : sql``}
-        and ${dimensionValueCondition(filter, strings.name)}`,
+        and ${inStringDays(strings.day, days)} and ${dimensionValueCondition(filter, strings.name)}`,
   );
   return sql`
     select day, chunk, bit_and(strings) as strings

@@ -2,7 +2,7 @@ import { type SQL, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { eventDayBits, eventDayFirstPages, eventDayFirsts, events } from "../../db/schema";
 import type { FilterField } from "../../lib/filter-parser";
-import { timestampArray } from "../sql-helpers";
+import { inStringDays } from "../day-strings";
 import { type BucketPart, chartBuckets, inBucketPart } from "./bucket-parts";
 import { breakdownGroups, type EventBitsSource, matchingMasks, setBitPositions } from "./event-bits";
 import {
@@ -69,9 +69,11 @@ function dayMembers(
   part: BucketPart | undefined,
 ): SQL {
   const { projectId, segment } = query;
-  const days = sql`${eventDayBits.day} >= ${new Date(scanStart(query))}
-    and ${eventDayBits.day} < ${new Date(query.current.window.end)}
-    ${part ? sql`and ${eventDayBits.day} = any(${timestampArray(part.days)})` : sql``}`;
+  const days = inStringDays(eventDayBits.day, {
+    start: scanStart(query),
+    end: query.current.window.end,
+    days: part?.days,
+  });
   const columns = readColumns(query);
   // The days' strings of the deviants of the columns read, ORed per block.
   const deviantStrings = sql`select ${eventDayBits.day} as day, ${eventDayBits.block} as block,
